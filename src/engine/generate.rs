@@ -1,0 +1,294 @@
+//! Answering in one of the three modes: prefill, then decode token by token,
+//! streaming text through one persistent UTF-8 decoder.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use llama_cpp_2::sampling::LlamaSampler;
+use serde::Serialize;
+
+use super::ape::ApeParams;
+use super::state::{ChunkState, PrefixState};
+use super::{EngineError, Session, TokenId};
+
+/// How the retrieved chunks reach the model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mode {
+    /// Prefix, chunks and question prefilled as one sequence (the baseline).
+    Sequential,
+    /// Cached chunk states side by side, ordinary attention (PCW).
+    Parallel,
+    /// Cached chunk states side by side, APE attention.
+    Ape(ApeParams),
+}
+
+impl Mode {
+    /// Short name used in flags and reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Sequential => "sequential",
+            Mode::Parallel => "parallel",
+            Mode::Ape(_) => "ape",
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mode::Ape(p) => write!(f, "ape (T={}, S={})", p.temperature, p.scale),
+            m => f.write_str(m.name()),
+        }
+    }
+}
+
+/// Token selection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Sampling {
+    /// Most likely token: deterministic, what evaluation uses.
+    Greedy,
+    /// Temperature + nucleus sampling with a fixed seed.
+    Sample {
+        temperature: f32,
+        top_p: f32,
+        seed: u32,
+    },
+}
+
+impl Sampling {
+    fn sampler(self) -> LlamaSampler {
+        match self {
+            Sampling::Greedy => LlamaSampler::greedy(),
+            Sampling::Sample {
+                temperature,
+                top_p,
+                seed,
+            } => LlamaSampler::chain_simple([
+                LlamaSampler::top_p(top_p, 1),
+                LlamaSampler::temp(temperature),
+                LlamaSampler::dist(seed),
+            ]),
+        }
+    }
+}
+
+/// Limits and sampling for one answer.
+#[derive(Clone, Copy, Debug)]
+pub struct GenerateOptions {
+    pub max_tokens: usize,
+    pub sampling: Sampling,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        Self {
+            max_tokens: 256,
+            sampling: Sampling::Greedy,
+        }
+    }
+}
+
+/// Why generation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndOfTurn,
+    MaxTokens,
+    Cancelled,
+}
+
+/// Where the time to the first token went.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PrefillTimings {
+    /// Restoring prefix and chunk states (zero work for sequential beyond the prefix).
+    #[serde(serialize_with = "ms")]
+    pub load: Duration,
+    /// Decoding chunk tokens (sequential only) and the question.
+    #[serde(serialize_with = "ms")]
+    pub prefill: Duration,
+}
+
+/// An answer and how it was produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Generated {
+    pub text: String,
+    pub tokens: Vec<TokenId>,
+    pub stop: StopReason,
+    pub prefill: PrefillTimings,
+    #[serde(serialize_with = "ms")]
+    pub ttft: Duration,
+    #[serde(serialize_with = "ms")]
+    pub decode: Duration,
+}
+
+impl Generated {
+    /// Decode speed after the first token.
+    pub fn decode_tokens_per_s(&self) -> f64 {
+        let n = self.tokens.len().saturating_sub(1);
+        if n == 0 || self.decode.is_zero() {
+            return 0.0;
+        }
+        n as f64 / self.decode.as_secs_f64()
+    }
+}
+
+fn ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64() * 1e3)
+}
+
+/// Fills the context for `mode` and evaluates the question, leaving its
+/// last logits ready for sampling.
+pub fn prefill(
+    session: &mut Session<'_>,
+    mode: Mode,
+    prefix: &PrefixState,
+    chunks: &[&ChunkState],
+    question: &[TokenId],
+) -> Result<PrefillTimings, EngineError> {
+    let t0 = Instant::now();
+    match mode {
+        Mode::Sequential => session.load_prefix(prefix)?,
+        Mode::Parallel | Mode::Ape(_) => session.load_parallel(prefix, chunks)?,
+    }
+    let load = t0.elapsed();
+    let t1 = Instant::now();
+    if mode == Mode::Sequential {
+        session.load_sequential_chunks(chunks)?;
+    }
+    session.set_ape(match mode {
+        Mode::Ape(p) => Some(p),
+        _ => None,
+    })?;
+    session.eval(question)?;
+    Ok(PrefillTimings {
+        load,
+        prefill: t1.elapsed(),
+    })
+}
+
+/// Answers `question` over `chunks` in `mode`, calling `on_text` with each
+/// piece of decoded text; `on_text` returning `false` cancels.
+pub fn generate(
+    session: &mut Session<'_>,
+    mode: Mode,
+    prefix: &PrefixState,
+    chunks: &[&ChunkState],
+    question: &[TokenId],
+    options: GenerateOptions,
+    on_text: &mut dyn FnMut(&str) -> bool,
+) -> Result<Generated, EngineError> {
+    let start = Instant::now();
+    let timings = prefill(session, mode, prefix, chunks, question)?;
+    let mut sampler = options.sampling.sampler();
+    let mut utf8 = Utf8Stream::default();
+    let (mut text, mut tokens) = (String::new(), Vec::new());
+    let mut ttft = Duration::ZERO;
+    let mut decode_start = Instant::now();
+    let mut stop = StopReason::MaxTokens;
+    let engine = session.engine();
+    while tokens.len() < options.max_tokens {
+        let tok = session.sample(&mut sampler)?;
+        if tokens.is_empty() {
+            ttft = start.elapsed();
+            decode_start = Instant::now();
+        }
+        if engine.is_end(tok) {
+            stop = StopReason::EndOfTurn;
+            break;
+        }
+        tokens.push(tok);
+        let piece = utf8.push(&engine.token_bytes(tok));
+        text.push_str(&piece);
+        if !piece.is_empty() && !on_text(&piece) {
+            stop = StopReason::Cancelled;
+            break;
+        }
+        if tokens.len() < options.max_tokens {
+            session.eval(&[tok])?;
+        }
+    }
+    let rest = utf8.finish();
+    if !rest.is_empty() {
+        on_text(&rest);
+        text.push_str(&rest);
+    }
+    Ok(Generated {
+        text,
+        tokens,
+        stop,
+        prefill: timings,
+        ttft,
+        decode: decode_start.elapsed(),
+    })
+}
+
+/// Turns a stream of token bytes into text without ever splitting or
+/// mangling a multi-byte character that spans tokens.
+#[derive(Default, Debug)]
+pub struct Utf8Stream {
+    pending: Vec<u8>,
+}
+
+impl Utf8Stream {
+    /// Adds bytes; returns the text that is now complete.
+    pub fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let mut out = String::new();
+        loop {
+            match std::str::from_utf8(&self.pending) {
+                Ok(s) => {
+                    out.push_str(s);
+                    self.pending.clear();
+                    return out;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    // SAFETY-free: `valid` bytes were just validated.
+                    out.push_str(&String::from_utf8_lossy(&self.pending[..valid]));
+                    match e.error_len() {
+                        None => {
+                            self.pending.drain(..valid);
+                            return out; // incomplete tail: wait for more bytes
+                        }
+                        Some(bad) => {
+                            out.push(char::REPLACEMENT_CHARACTER);
+                            self.pending.drain(..valid + bad);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Flushes what is left at the end of the stream.
+    pub fn finish(&mut self) -> String {
+        let s = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Stream;
+
+    #[test]
+    fn characters_split_across_tokens_come_out_whole() {
+        let mut d = Utf8Stream::default();
+        let bytes = "héllo → 世界".as_bytes();
+        let mut out = String::new();
+        for b in bytes {
+            out.push_str(&d.push(&[*b]));
+        }
+        out.push_str(&d.finish());
+        assert_eq!(out, "héllo → 世界");
+    }
+
+    #[test]
+    fn invalid_bytes_become_replacement_characters() {
+        let mut d = Utf8Stream::default();
+        assert_eq!(d.push(b"a\xffb"), "a\u{FFFD}b");
+        assert_eq!(d.push(b"\xe4\xb8"), "");
+        assert_eq!(d.finish(), "\u{FFFD}");
+    }
+}

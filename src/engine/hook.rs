@@ -1,0 +1,306 @@
+//! The llama.cpp eval callback: where APE meets the attention graph.
+//!
+//! llama.cpp's scheduler asks the callback about every graph node (`ask`),
+//! computes up to a node the callback wants, and hands it over (`!ask`) before
+//! anything reads it. We want the raw `kq-<layer>` logits, rewrite their chunk
+//! columns ([`super::ape::edit_chunk_block`]), and let the softmax run on the
+//! result. Everything here runs inside `llama_decode`, on the decoding thread,
+//! through a raw pointer: it must never panic (that would abort the process)
+//! and reports problems through [`Hook::fault`], which the session turns into
+//! an error after the decode returns.
+
+use std::ffi::c_void;
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use llama_cpp_sys_2 as sys;
+
+use super::ape::{edit_chunk_block, ApeParams};
+
+/// APE as the callback applies it to one assembled context.
+#[derive(Clone, Debug)]
+pub(crate) struct ActiveApe {
+    pub params: ApeParams,
+    /// KV-cell columns holding chunk keys: `[P, P + Σ Lᵢ)`.
+    pub chunks: Range<usize>,
+    /// `1/sqrt(head_dim)`; must equal the softmax's own scale.
+    pub kq_scale: f32,
+}
+
+/// Which attention tensor a probe is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    /// `kq-<layer>` as computed, before any APE edit.
+    RawLogits,
+    /// `kq_soft_max-<layer>`: the attention weights actually used.
+    Softmax,
+}
+
+/// One attention tensor shown to a probe: `data` is `[n_head][n_tokens][n_kv]`
+/// row-major; for [`ProbeKind::Softmax`], `mask` is `[n_tokens][n_kv]` and
+/// `kq_scale` is the softmax's own scale.
+pub struct ProbeEvent<'a> {
+    pub kind: ProbeKind,
+    pub layer: usize,
+    pub n_kv: usize,
+    pub n_tokens: usize,
+    pub n_head: usize,
+    pub data: &'a [f32],
+    pub mask: &'a [f32],
+    pub kq_scale: f32,
+}
+
+/// Observer of attention tensors, for checks that compare APE's output with
+/// an independent computation (tests, `ape-chat doctor`).
+pub type Probe = Box<dyn FnMut(&ProbeEvent<'_>) + Send>;
+
+/// State shared with the callback through `cb_eval_user_data`.
+#[derive(Default)]
+pub(crate) struct Hook {
+    pub ape: Option<ActiveApe>,
+    pub probe: Option<Probe>,
+    /// First problem seen during the current decode; the session fails it.
+    pub fault: Option<String>,
+    scratch: Vec<f32>,
+    mask: Vec<f32>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Kq(usize),
+    Softmax(usize),
+}
+
+/// The `cb_eval` entry point. `user_data` is the session's `*mut Hook`.
+///
+/// # Safety
+/// `user_data` must point to a live `Hook` that nothing else accesses while
+/// llama.cpp runs the graph, and `t` to a valid graph tensor.
+pub(crate) unsafe extern "C" fn eval_callback(
+    t: *mut sys::ggml_tensor,
+    ask: bool,
+    user_data: *mut c_void,
+) -> bool {
+    if user_data.is_null() || t.is_null() {
+        return !ask;
+    }
+    // SAFETY: guaranteed by the caller (see the session, which owns both).
+    let hook = unsafe { &mut *(user_data as *mut Hook) };
+    if hook.ape.is_none() && hook.probe.is_none() {
+        return !ask; // nothing wanted: one uninterrupted graph compute
+    }
+    // SAFETY: `t` is a node of the graph being computed.
+    let t = unsafe { &*t };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if ask {
+            hook.wants(t)
+        } else {
+            hook.visit(t);
+            true
+        }
+    }));
+    outcome.unwrap_or_else(|_| {
+        hook.fail("internal error (panic) in the APE attention callback".into());
+        !ask
+    })
+}
+
+impl Hook {
+    fn fail(&mut self, msg: String) {
+        self.fault.get_or_insert(msg);
+    }
+
+    /// Answers the scheduler's `ask`. Also validates the softmax here: its
+    /// parameters are known before it runs, and a mismatch means APE's edit
+    /// would be wrong for this architecture.
+    fn wants(&mut self, t: &sys::ggml_tensor) -> bool {
+        match node_of(t) {
+            Some(Node::Kq(_)) => true,
+            Some(Node::Softmax(layer)) => {
+                if let Some(ape) = &self.ape {
+                    if let Err(e) = check_softmax(t, ape.kq_scale) {
+                        self.fail(format!("layer {layer}: {e}"));
+                    }
+                }
+                self.probe.is_some()
+            }
+            None => false,
+        }
+    }
+
+    fn visit(&mut self, t: &sys::ggml_tensor) {
+        let Some(node) = node_of(t) else { return };
+        let (layer, is_kq) = match node {
+            Node::Kq(l) => (l, true),
+            Node::Softmax(l) => (l, false),
+        };
+        let Some((n_kv, n_tokens, n_head)) = attention_shape(t) else {
+            self.fail(format!(
+                "layer {layer}: unexpected attention tensor layout (type {}, ne {:?})",
+                t.type_, t.ne
+            ));
+            return;
+        };
+        if let Err(e) = self.load(t) {
+            self.fail(format!("layer {layer}: {e}"));
+            return;
+        }
+        if is_kq {
+            self.show(ProbeKind::RawLogits, layer, (n_kv, n_tokens, n_head), 0.0);
+            if self.ape.is_some() && self.edit_kq(layer, n_kv) {
+                self.store(t);
+            }
+        } else {
+            let scale = op_param_f32(t, 0);
+            // SAFETY: src[1] of a soft_max node is its mask (or null).
+            let mask = unsafe { t.src[1].as_ref() };
+            match mask.map(|m| read_mask(m, n_kv, n_tokens, &mut self.mask)) {
+                Some(Ok(())) => {}
+                Some(Err(e)) => return self.fail(format!("layer {layer}: {e}")),
+                None => self.mask.clear(),
+            }
+            self.show(ProbeKind::Softmax, layer, (n_kv, n_tokens, n_head), scale);
+        }
+    }
+
+    fn edit_kq(&mut self, layer: usize, n_kv: usize) -> bool {
+        let Some(ape) = &self.ape else { return false };
+        if ape.chunks.end > n_kv {
+            let msg = format!(
+                "layer {layer}: chunk columns {:?} exceed the {n_kv} KV cells in view",
+                ape.chunks
+            );
+            self.fail(msg);
+            return false;
+        }
+        for row in self.scratch.chunks_exact_mut(n_kv) {
+            edit_chunk_block(&mut row[ape.chunks.clone()], ape.kq_scale, ape.params);
+        }
+        true
+    }
+
+    fn show(&mut self, kind: ProbeKind, layer: usize, shape: (usize, usize, usize), scale: f32) {
+        if let Some(probe) = self.probe.as_mut() {
+            let (n_kv, n_tokens, n_head) = shape;
+            probe(&ProbeEvent {
+                kind,
+                layer,
+                n_kv,
+                n_tokens,
+                n_head,
+                data: &self.scratch,
+                mask: &self.mask,
+                kq_scale: scale,
+            });
+        }
+    }
+
+    /// Copies the tensor into `scratch` (host and device buffers alike; on the
+    /// CPU backend this is one memcpy, far cheaper than the exps that follow).
+    fn load(&mut self, t: &sys::ggml_tensor) -> Result<(), String> {
+        let n = (t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]) as usize;
+        self.scratch.resize(n, 0.0);
+        if t.buffer.is_null() || t.data.is_null() {
+            return Err("attention tensor has no data".into());
+        }
+        // SAFETY: the tensor is computed, f32 and contiguous (attention_shape),
+        // and `scratch` holds exactly its n elements.
+        unsafe {
+            sys::ggml_backend_tensor_get(t, self.scratch.as_mut_ptr().cast(), 0, n * 4);
+        }
+        Ok(())
+    }
+
+    fn store(&mut self, t: &sys::ggml_tensor) {
+        // SAFETY: as in `load`; the scheduler has not yet run the tensor's
+        // consumers, so writing it back is what they will read.
+        unsafe {
+            sys::ggml_backend_tensor_set(
+                t as *const _ as *mut _,
+                self.scratch.as_ptr().cast(),
+                0,
+                self.scratch.len() * 4,
+            );
+        }
+    }
+}
+
+fn node_of(t: &sys::ggml_tensor) -> Option<Node> {
+    // SAFETY: ggml names are NUL-terminated within GGML_MAX_NAME.
+    let name = unsafe { std::ffi::CStr::from_ptr(t.name.as_ptr()) }.to_bytes();
+    let layer = |rest: &[u8]| std::str::from_utf8(rest).ok()?.parse::<usize>().ok();
+    if let Some(rest) = name.strip_prefix(b"kq-") {
+        (t.op == sys::GGML_OP_MUL_MAT).then_some(Node::Kq(layer(rest)?))
+    } else if let Some(rest) = name.strip_prefix(b"kq_soft_max-") {
+        (t.op == sys::GGML_OP_SOFT_MAX).then_some(Node::Softmax(layer(rest)?))
+    } else {
+        None
+    }
+}
+
+/// `(n_kv, n_tokens, n_head)` for a contiguous f32 `[n_kv, n_tokens, n_head, 1]`.
+fn attention_shape(t: &sys::ggml_tensor) -> Option<(usize, usize, usize)> {
+    let [n_kv, n_tok, n_head, n_stream] = t.ne;
+    let contiguous =
+        t.nb[0] == 4 && t.nb[1] == 4 * n_kv as usize && t.nb[2] == t.nb[1] * n_tok as usize;
+    (t.type_ == sys::GGML_TYPE_F32 && contiguous && n_stream == 1).then_some((
+        n_kv as usize,
+        n_tok as usize,
+        n_head as usize,
+    ))
+}
+
+fn op_param_f32(t: &sys::ggml_tensor, i: usize) -> f32 {
+    f32::from_bits(t.op_params[i] as u32)
+}
+
+/// APE rewrites `kq` assuming the softmax computes `softmax(kq·scale + mask)`
+/// with the model's `1/sqrt(head_dim)`, no ALiBi and no attention sinks.
+fn check_softmax(t: &sys::ggml_tensor, kq_scale: f32) -> Result<(), String> {
+    let scale = op_param_f32(t, 0);
+    if (scale - kq_scale).abs() > 1e-6 * kq_scale.abs() {
+        return Err(format!(
+            "softmax scale {scale} differs from 1/sqrt(head_dim) = {kq_scale}"
+        ));
+    }
+    if op_param_f32(t, 1) != 0.0 {
+        return Err("ALiBi attention bias is not supported by APE".into());
+    }
+    if !t.src[2].is_null() {
+        return Err("attention sinks are not supported by APE".into());
+    }
+    Ok(())
+}
+
+fn read_mask(
+    m: &sys::ggml_tensor,
+    n_kv: usize,
+    n_tokens: usize,
+    out: &mut Vec<f32>,
+) -> Result<(), String> {
+    if m.ne[0] as usize != n_kv || (m.ne[1] as usize) < n_tokens || m.buffer.is_null() {
+        return Err(format!("unexpected mask shape {:?}", m.ne));
+    }
+    out.clear();
+    let row_bytes = m.nb[1];
+    let mut raw = vec![0u8; row_bytes];
+    for tok in 0..n_tokens {
+        // SAFETY: row `tok` lies inside the mask tensor (checked above).
+        unsafe {
+            sys::ggml_backend_tensor_get(m, raw.as_mut_ptr().cast(), tok * row_bytes, row_bytes);
+        }
+        match m.type_ {
+            sys::GGML_TYPE_F32 => out.extend(
+                raw.chunks_exact(4)
+                    .take(n_kv)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            ),
+            sys::GGML_TYPE_F16 => out.extend(raw.chunks_exact(2).take(n_kv).map(|b| {
+                // SAFETY: plain conversion function.
+                unsafe { sys::ggml_fp16_to_fp32(u16::from_le_bytes([b[0], b[1]])) }
+            })),
+            other => return Err(format!("unsupported mask type {other}")),
+        }
+    }
+    Ok(())
+}

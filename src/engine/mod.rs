@@ -1,0 +1,243 @@
+//! The only module that talks to llama.cpp (through `llama-cpp-2`, which
+//! promises no stable API): load a model, tokenize, encode the prefix and
+//! chunks into KV states, assemble them in parallel, decode with APE.
+//!
+//! - [`ape`]: the attention edit as pure, tested math;
+//! - `hook`: the eval callback that applies it inside llama.cpp's graph;
+//! - [`session`]: one context and the state operations on it;
+//! - [`state`]: prefix/chunk states and their on-disk format;
+//! - [`prompt`]: the chat-template layout shared by every mode;
+//! - [`generate`]: prefill per mode, then streaming decoding;
+//! - [`check`]: the exactness and APE-math checks (`doctor`, tests).
+
+pub mod ape;
+pub mod check;
+pub mod generate;
+mod hook;
+pub mod model_info;
+pub mod prompt;
+mod raw_params;
+pub mod session;
+pub mod state;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+
+pub use ape::ApeParams;
+pub use generate::{GenerateOptions, Generated, Mode, Sampling, StopReason};
+pub use hook::{Probe, ProbeEvent, ProbeKind};
+pub use model_info::{ModelId, ModelInfo};
+pub use prompt::PromptLayout;
+pub use session::Session;
+pub use state::{ChunkState, KvType, PrefixState, StateError};
+
+/// A token id of the loaded model's vocabulary.
+pub type TokenId = i32;
+
+/// Errors from the engine. Callers branch on `ApeUnsupported` (fall back to
+/// another mode) and on `State` (re-encode the chunk).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("model file {0} does not exist")]
+    ModelMissing(PathBuf),
+    #[error("{0} is not a GGUF model file")]
+    NotGguf(PathBuf),
+    #[error("llama.cpp could not load {0}: the GGUF file is corrupt, truncated or of an unsupported architecture")]
+    ModelLoad(PathBuf),
+    #[error("reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("llama.cpp backend: {0}")]
+    Backend(String),
+    #[error("could not create a llama.cpp context: {0}")]
+    Context(String),
+    #[error("decoding failed: {0}")]
+    Decode(String),
+    #[error("KV cache operation failed: {0}")]
+    Cache(String),
+    #[error("context window full: {needed} KV cells needed, the context holds {available}")]
+    ContextFull { needed: usize, available: usize },
+    #[error("APE is not available on this model: {0}")]
+    ApeUnsupported(String),
+    #[error("APE attention check failed while decoding: {0}")]
+    ApeFault(String),
+    #[error("llama.cpp rejected the {0} KV state")]
+    StateRestore(String),
+    #[error("{0}")]
+    StateMismatch(String),
+    #[error("a chunk must contain at least one token")]
+    EmptyChunk,
+    #[error("no logits: evaluate a token first")]
+    NoLogits,
+    #[error("chat template: {0}")]
+    Template(String),
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
+/// How to run the model. Defaults suit a laptop CPU.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// CPU threads for llama.cpp.
+    pub threads: usize,
+    /// Layers to offload to the GPU (CUDA builds only).
+    pub gpu_layers: u32,
+    /// KV cells per context: prefix + all chunks + question + answer.
+    pub ctx_tokens: u32,
+    /// Tokens per decode call.
+    pub batch_tokens: u32,
+    /// K cache element type (part of every state's identity).
+    pub kv_type: KvType,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self {
+            threads: std::thread::available_parallelism().map_or(4, |n| n.get()),
+            gpu_layers: if cfg!(feature = "cuda") { 999 } else { 0 },
+            ctx_tokens: 8192,
+            batch_tokens: 512,
+            kv_type: KvType::F16,
+        }
+    }
+}
+
+/// llama.cpp's backend may be initialised once per process.
+fn backend() -> Result<&'static LlamaBackend, EngineError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut b = LlamaBackend::init().map_err(|e| e.to_string())?;
+            if std::env::var_os("APE_CHAT_LLAMA_LOG").is_none() {
+                b.void_logs();
+            }
+            Ok(b)
+        })
+        .as_ref()
+        .map_err(|e| EngineError::Backend(e.clone()))
+}
+
+/// A loaded model. Cheap to share by reference across sessions.
+pub struct Engine {
+    model: LlamaModel,
+    info: ModelInfo,
+    path: PathBuf,
+    options: EngineOptions,
+}
+
+impl Engine {
+    /// Loads a GGUF model, with clear errors for a missing or non-GGUF file.
+    pub fn load(path: &Path, options: EngineOptions) -> Result<Self, EngineError> {
+        let io = |source| EngineError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        if !path.is_file() {
+            return Err(EngineError::ModelMissing(path.to_owned()));
+        }
+        if !model_info::is_gguf(path).map_err(io)? {
+            return Err(EngineError::NotGguf(path.to_owned()));
+        }
+        let id = ModelId::of_file(path).map_err(io)?;
+        let params = LlamaModelParams::default().with_n_gpu_layers(options.gpu_layers);
+        let model = LlamaModel::load_from_file(backend()?, path, &params)
+            .map_err(|_| EngineError::ModelLoad(path.to_owned()))?;
+        let info = describe(&model, id, std::fs::metadata(path).map_err(io)?.len());
+        Ok(Self {
+            model,
+            info,
+            path: path.to_owned(),
+            options,
+        })
+    }
+
+    /// Facts about the model (architecture, shape, identity).
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options the engine was loaded with.
+    pub fn options(&self) -> &EngineOptions {
+        &self.options
+    }
+
+    /// A fresh context for encoding or answering.
+    pub fn session(&self) -> Result<Session<'_>, EngineError> {
+        Session::new(self)
+    }
+
+    /// Tokenizes document or user text: special-token syntax in it stays text.
+    pub fn tokenize(&self, text: &str) -> Vec<TokenId> {
+        self.tokens(text, false)
+    }
+
+    /// Tokenizes template text, where `<|im_start|>` and the like are tokens.
+    pub(crate) fn tokens(&self, text: &str, special: bool) -> Vec<TokenId> {
+        self.model
+            .vocab()
+            .tokenize(text.as_bytes(), false, special)
+            .into_iter()
+            .map(|t| t.0)
+            .collect()
+    }
+
+    /// The token's bytes (not always whole UTF-8 characters).
+    pub fn token_bytes(&self, token: TokenId) -> Vec<u8> {
+        self.model
+            .vocab()
+            .token_to_piece(llama_cpp_2::token::LlamaToken(token), false, None)
+    }
+
+    /// End of generation (EOS, end-of-turn and the like).
+    pub fn is_end(&self, token: TokenId) -> bool {
+        self.model
+            .vocab()
+            .is_eog(llama_cpp_2::token::LlamaToken(token))
+    }
+
+    pub(crate) fn model(&self) -> &LlamaModel {
+        &self.model
+    }
+}
+
+fn describe(model: &LlamaModel, id: ModelId, file_bytes: u64) -> ModelInfo {
+    let meta = |k: &str| model.meta_val_str(k).ok();
+    let architecture = meta("general.architecture").unwrap_or_default();
+    let key = |k: &str| format!("{architecture}.{k}");
+    let n_head = model.n_head();
+    let head_dim = meta(&key("attention.key_length"))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| model.n_embd() as u32 / n_head.max(1));
+    ModelInfo {
+        name: meta("general.name"),
+        n_layer: model.n_layer(),
+        n_head,
+        n_head_kv: model.n_head_kv(),
+        head_dim,
+        n_ctx_train: model.n_ctx_train(),
+        n_vocab: model.n_vocab(),
+        n_params: model.n_params(),
+        file_bytes,
+        sliding_window: meta(&key("attention.sliding_window"))
+            .and_then(|v| v.parse().ok())
+            .filter(|&w: &u32| w > 0),
+        attn_softcap: meta(&key("attn_logit_softcapping"))
+            .and_then(|v| v.parse().ok())
+            .filter(|&c: &f32| c > 0.0),
+        has_chat_template: model.chat_template(None).is_ok(),
+        architecture,
+        id,
+    }
+}

@@ -1,0 +1,365 @@
+//! One llama.cpp context and the APE operations on it: encode the prefix and
+//! chunks into states, assemble states side by side ("parallel positions"),
+//! prefill sequentially as the baseline, and evaluate question tokens.
+//!
+//! Cell layout after [`Session::load_parallel`] in a cleared unified cache:
+//! prefix cells `[0, P)`, chunk cells `[P, P + ΣL)` in load order, then
+//! question and generated tokens. Chunk positions all start at `P`; the
+//! question starts at position `P + max L`. The APE callback edits the chunk
+//! columns `[P, P + ΣL)`.
+
+use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::num::NonZeroU32;
+use std::ops::Range;
+use std::ptr::NonNull;
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::session::LlamaStateSeqFlags;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+
+use super::ape::ApeParams;
+use super::hook::{eval_callback, ActiveApe, Hook, Probe};
+use super::raw_params::with_eval_callback;
+use super::state::{ChunkState, PrefixId, PrefixState};
+use super::{Engine, EngineError, TokenId};
+
+const SEQ_MAIN: i32 = 0;
+const SEQ_SCRATCH: i32 = 1;
+
+/// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
+pub struct Session<'e> {
+    engine: &'e Engine,
+    ctx: ManuallyDrop<LlamaContext<'e>>,
+    /// Owned; freed in `Drop` after the context that points to it.
+    hook: NonNull<Hook>,
+    batch: LlamaBatch<'static>,
+    n_batch: usize,
+    n_ctx: usize,
+    /// Position of the next token in the main sequence.
+    next_pos: i32,
+    /// KV cells in use (chunks share positions, not cells).
+    used_cells: usize,
+    /// Chunk columns after a parallel load, for the APE callback.
+    chunk_cols: Option<Range<usize>>,
+    /// Batch index of the last token whose logits were requested.
+    last_logits: Option<i32>,
+}
+
+impl<'e> Session<'e> {
+    pub(super) fn new(engine: &'e Engine) -> Result<Self, EngineError> {
+        let o = &engine.options;
+        let threads = o.threads as i32;
+        let hook = NonNull::from(Box::leak(Box::<Hook>::default()));
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(o.ctx_tokens))
+            .with_n_batch(o.batch_tokens)
+            .with_n_ubatch(o.batch_tokens)
+            .with_n_seq_max(2)
+            .with_kv_unified(true)
+            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
+            .with_type_k(o.kv_type.into())
+            .with_type_v(llama_cpp_2::context::params::KvCacheType::F16)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads);
+        let params = with_eval_callback(params, eval_callback, hook.as_ptr() as *mut c_void);
+        let ctx = match engine.model.new_context(super::backend()?, params) {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                // SAFETY: no context was created, so nothing else holds the hook.
+                drop(unsafe { Box::from_raw(hook.as_ptr()) });
+                return Err(EngineError::Context(e.to_string()));
+            }
+        };
+        let n_ctx = ctx.n_ctx() as usize;
+        Ok(Self {
+            engine,
+            ctx: ManuallyDrop::new(ctx),
+            hook,
+            batch: LlamaBatch::new(o.batch_tokens as usize, 1),
+            n_batch: o.batch_tokens as usize,
+            n_ctx,
+            next_pos: 0,
+            used_cells: 0,
+            chunk_cols: None,
+            last_logits: None,
+        })
+    }
+
+    fn hook(&mut self) -> &mut Hook {
+        // SAFETY: only called outside llama_decode (we hold &mut self), so the
+        // callback is not running and this is the only reference.
+        unsafe { self.hook.as_mut() }
+    }
+
+    /// The engine this session decodes with.
+    pub fn engine(&self) -> &'e Engine {
+        self.engine
+    }
+
+    /// KV cells the context holds in total.
+    pub fn capacity(&self) -> usize {
+        self.n_ctx
+    }
+
+    /// Empties the KV cache and forgets the assembled layout.
+    pub fn clear(&mut self) {
+        self.ctx.clear_kv_cache();
+        self.next_pos = 0;
+        self.used_cells = 0;
+        self.chunk_cols = None;
+        self.last_logits = None;
+        self.hook().ape = None;
+    }
+
+    /// Observes attention tensors during decoding (checks only; costs speed).
+    pub fn set_probe(&mut self, probe: Option<Probe>) {
+        self.hook().probe = probe;
+    }
+
+    /// Computes the shared prefix's state (positions `0..P`).
+    pub fn encode_prefix(&mut self, tokens: &[TokenId]) -> Result<PrefixState, EngineError> {
+        self.clear();
+        self.decode(tokens, SEQ_MAIN, false)?;
+        let bytes = self.seq_bytes(SEQ_MAIN);
+        let (model, kv) = (self.engine.info.id, self.engine.options.kv_type);
+        Ok(PrefixState {
+            tokens: tokens.to_vec(),
+            bytes,
+            id: PrefixId::new(model, kv, tokens),
+            model,
+            kv,
+        })
+    }
+
+    /// Encodes one chunk alone after the prefix, at positions `P..P+L`, and
+    /// returns its state without the prefix cells.
+    pub fn encode_chunk(
+        &mut self,
+        prefix: &PrefixState,
+        tokens: &[TokenId],
+    ) -> Result<ChunkState, EngineError> {
+        if tokens.is_empty() {
+            return Err(EngineError::EmptyChunk);
+        }
+        self.load_prefix(prefix)?;
+        self.decode(tokens, SEQ_MAIN, false)?;
+        let p = prefix.tokens.len() as u32;
+        self.ctx
+            .kv_cache_seq_rm(SEQ_MAIN, Some(0), Some(p))
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        let bytes = self.seq_bytes(SEQ_MAIN);
+        self.clear();
+        Ok(ChunkState {
+            tokens: tokens.to_vec(),
+            bytes,
+            prefix: prefix.id,
+            n_prefix: p,
+            model: prefix.model,
+            kv: prefix.kv,
+        })
+    }
+
+    /// Clears the cache and restores the prefix into the main sequence.
+    pub fn load_prefix(&mut self, prefix: &PrefixState) -> Result<(), EngineError> {
+        if prefix.model != self.engine.info.id || prefix.kv != self.engine.options.kv_type {
+            return Err(EngineError::StateMismatch(
+                "prefix state was made with another model or KV type".into(),
+            ));
+        }
+        self.clear();
+        self.restore(&prefix.bytes, SEQ_MAIN, "shared prefix")?;
+        self.next_pos = prefix.tokens.len() as i32;
+        self.used_cells = prefix.tokens.len();
+        Ok(())
+    }
+
+    /// Places cached chunk states side by side after the prefix: every chunk
+    /// keeps its positions `P..P+Lᵢ`, and the next token goes to `P + max Lᵢ`.
+    pub fn load_parallel(
+        &mut self,
+        prefix: &PrefixState,
+        chunks: &[&ChunkState],
+    ) -> Result<(), EngineError> {
+        let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
+        self.ensure_room(prefix.tokens.len() + total)?;
+        self.load_prefix(prefix)?;
+        for (i, c) in chunks.iter().enumerate() {
+            if c.prefix != prefix.id {
+                return Err(EngineError::StateMismatch(format!(
+                    "chunk {i} was encoded after a different prefix, model or KV type"
+                )));
+            }
+            self.restore(&c.bytes, SEQ_SCRATCH, "chunk")?;
+            self.ctx
+                .kv_cache_seq_cp(SEQ_SCRATCH, SEQ_MAIN, None, None)
+                .map_err(|e| EngineError::Cache(e.to_string()))?;
+            self.ctx
+                .clear_kv_cache_seq(Some(SEQ_SCRATCH as u32), None, None)
+                .map_err(|e| EngineError::Cache(e.to_string()))?;
+        }
+        let p = prefix.tokens.len();
+        let longest = chunks.iter().map(|c| c.tokens.len()).max().unwrap_or(0);
+        self.next_pos = (p + longest) as i32;
+        self.used_cells = p + total;
+        self.chunk_cols = Some(p..p + total);
+        Ok(())
+    }
+
+    /// The baseline: after [`Self::load_prefix`], decodes the chunks' tokens
+    /// one after another, each chunk in its own decode call (the batch
+    /// boundaries chunk encoding uses, so one chunk reproduces its state).
+    pub fn load_sequential_chunks(&mut self, chunks: &[&ChunkState]) -> Result<(), EngineError> {
+        let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
+        self.ensure_room(self.used_cells + total)?;
+        for c in chunks {
+            self.decode(&c.tokens, SEQ_MAIN, false)?;
+        }
+        Ok(())
+    }
+
+    /// Turns APE attention on (or off with `None` / `T = S = 1`) for the
+    /// tokens evaluated from now on. Needs a parallel load and a model whose
+    /// attention APE supports.
+    pub fn set_ape(&mut self, params: Option<ApeParams>) -> Result<(), EngineError> {
+        match params.filter(|p| !p.is_identity()) {
+            None => {
+                self.hook().ape = None;
+                Ok(())
+            }
+            Some(p) => {
+                p.validate().map_err(EngineError::ApeUnsupported)?;
+                self.force_ape(p)
+            }
+        }
+    }
+
+    /// Applies the APE edit even at `T = S = 1` (where [`Self::set_ape`]
+    /// skips it as a no-op), so checks can prove the edit path exact.
+    pub(crate) fn force_ape(&mut self, params: ApeParams) -> Result<(), EngineError> {
+        self.engine
+            .info
+            .ape_support()
+            .map_err(EngineError::ApeUnsupported)?;
+        let chunks = self.chunk_columns().ok_or_else(|| {
+            EngineError::ApeUnsupported("APE needs chunks loaded in parallel".into())
+        })?;
+        let kq_scale = self.engine.info.kq_scale();
+        self.hook().ape = Some(ActiveApe {
+            params,
+            chunks,
+            kq_scale,
+        });
+        Ok(())
+    }
+
+    /// KV-cell columns of the chunks after a parallel load.
+    pub fn chunk_columns(&self) -> Option<Range<usize>> {
+        self.chunk_cols.clone()
+    }
+
+    /// Evaluates `tokens` at the next positions and keeps the logits of the
+    /// last one for [`Self::logits`] / [`Self::sample`].
+    pub fn eval(&mut self, tokens: &[TokenId]) -> Result<(), EngineError> {
+        self.ensure_room(self.used_cells + tokens.len())?;
+        self.decode(tokens, SEQ_MAIN, true)
+    }
+
+    /// Logits of the last evaluated token.
+    pub fn logits(&self) -> Result<&[f32], EngineError> {
+        let i = self.last_logits.ok_or(EngineError::NoLogits)?;
+        Ok(self.ctx.get_logits_ith(i))
+    }
+
+    /// Draws the next token from the last logits with `sampler`.
+    pub fn sample(&mut self, sampler: &mut LlamaSampler) -> Result<TokenId, EngineError> {
+        let i = self.last_logits.ok_or(EngineError::NoLogits)?;
+        let tok = sampler.sample(&self.ctx, i);
+        Ok(tok.0)
+    }
+
+    /// KV cells still free.
+    pub fn free_cells(&self) -> usize {
+        self.n_ctx.saturating_sub(self.used_cells)
+    }
+
+    fn ensure_room(&self, needed: usize) -> Result<(), EngineError> {
+        if needed > self.n_ctx {
+            return Err(EngineError::ContextFull {
+                needed,
+                available: self.n_ctx,
+            });
+        }
+        Ok(())
+    }
+
+    /// Decodes `tokens` into `seq` at `next_pos…`, in batches of `n_batch`.
+    fn decode(&mut self, tokens: &[TokenId], seq: i32, want_last: bool) -> Result<(), EngineError> {
+        self.ensure_room(self.used_cells + tokens.len())?;
+        self.last_logits = None;
+        let n = tokens.len();
+        for (b, piece) in tokens.chunks(self.n_batch).enumerate() {
+            self.batch.clear();
+            let last_piece = (b + 1) * self.n_batch >= n;
+            for (i, &t) in piece.iter().enumerate() {
+                let logits = want_last && last_piece && i + 1 == piece.len();
+                self.batch
+                    .add(LlamaToken(t), self.next_pos, &[seq], logits)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+                self.next_pos += 1;
+            }
+            self.hook().fault = None;
+            let result = self.ctx.decode(&mut self.batch);
+            if let Some(fault) = self.hook().fault.take() {
+                return Err(EngineError::ApeFault(fault));
+            }
+            result.map_err(|e| EngineError::Decode(e.to_string()))?;
+            self.used_cells += piece.len();
+            if want_last && last_piece {
+                self.last_logits = Some(piece.len() as i32 - 1);
+            }
+        }
+        Ok(())
+    }
+
+    fn seq_bytes(&self, seq: i32) -> Vec<u8> {
+        let flags = LlamaStateSeqFlags::empty();
+        let size = self.ctx.state_seq_get_size_ext(seq, flags);
+        let mut buf = vec![0u8; size];
+        // SAFETY: `buf` holds the size llama.cpp just reported for this sequence.
+        let written = unsafe {
+            self.ctx
+                .state_seq_get_data_ext(buf.as_mut_ptr(), seq, flags)
+        };
+        buf.truncate(written);
+        buf
+    }
+
+    fn restore(&mut self, bytes: &[u8], seq: i32, what: &str) -> Result<(), EngineError> {
+        // SAFETY: the bytes come from `seq_bytes` of a context of this model
+        // and KV type (checked by the callers through the state identities;
+        // files are checksummed before they become states).
+        let ok = unsafe {
+            self.ctx
+                .state_seq_set_data_ext(bytes, seq, LlamaStateSeqFlags::empty())
+        };
+        if !ok {
+            return Err(EngineError::StateRestore(what.to_string()));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the context is dropped first and never used again; after
+        // that nothing points to the hook, which we leaked in `new`.
+        unsafe {
+            ManuallyDrop::drop(&mut self.ctx);
+            drop(Box::from_raw(self.hook.as_ptr()));
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! KV states of the shared prefix and of chunks, and the chunk state file.
+//!
+//! A state is only valid for the exact model, KV type and prefix it was made
+//! with, so each carries those identities and loading checks them. The file
+//! format is versioned and checksummed: a truncated, corrupted, foreign or
+//! stale file is rejected with a typed error (callers re-encode), never fed
+//! to llama.cpp.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::model_info::ModelId;
+use super::TokenId;
+use crate::fsutil::write_atomic;
+
+/// Element type of the K cache (V is always f16: llama.cpp needs flash
+/// attention for a quantised V, and APE needs it off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KvType {
+    #[default]
+    F16,
+    Q8_0,
+}
+
+impl KvType {
+    fn code(self) -> u32 {
+        match self {
+            KvType::F16 => 1,
+            KvType::Q8_0 => 8,
+        }
+    }
+
+    fn from_code(c: u32) -> Option<Self> {
+        [KvType::F16, KvType::Q8_0]
+            .into_iter()
+            .find(|k| k.code() == c)
+    }
+}
+
+impl From<KvType> for llama_cpp_2::context::params::KvCacheType {
+    fn from(k: KvType) -> Self {
+        match k {
+            KvType::F16 => Self::F16,
+            KvType::Q8_0 => Self::Q8_0,
+        }
+    }
+}
+
+impl fmt::Display for KvType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KvType::F16 => "f16",
+            KvType::Q8_0 => "q8_0",
+        })
+    }
+}
+
+impl std::str::FromStr for KvType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f16" => Ok(KvType::F16),
+            "q8_0" => Ok(KvType::Q8_0),
+            _ => Err(format!("unknown KV type `{s}` (expected f16 or q8_0)")),
+        }
+    }
+}
+
+/// Identity of a shared prefix: model, KV type and prefix tokens.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct PrefixId(pub [u8; 32]);
+
+impl PrefixId {
+    pub(crate) fn new(model: ModelId, kv: KvType, tokens: &[TokenId]) -> Self {
+        let mut h = blake3::Hasher::new();
+        h.update(b"ape-chat prefix v1");
+        h.update(&model.0);
+        h.update(&kv.code().to_le_bytes());
+        tokens.iter().for_each(|t| {
+            h.update(&t.to_le_bytes());
+        });
+        Self(*h.finalize().as_bytes())
+    }
+}
+
+/// The shared prefix's KV state (positions `0..P`), computed once.
+#[derive(Clone)]
+pub struct PrefixState {
+    pub(crate) tokens: Vec<TokenId>,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) id: PrefixId,
+    pub(crate) model: ModelId,
+    pub(crate) kv: KvType,
+}
+
+impl PrefixState {
+    /// The prefix tokens.
+    pub fn tokens(&self) -> &[TokenId] {
+        &self.tokens
+    }
+    /// Identity that chunk states made after this prefix carry.
+    pub fn id(&self) -> PrefixId {
+        self.id
+    }
+}
+
+/// One chunk's KV state at positions `P..P+L`, made after the shared prefix.
+#[derive(Clone)]
+pub struct ChunkState {
+    pub(crate) tokens: Vec<TokenId>,
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) prefix: PrefixId,
+    pub(crate) n_prefix: u32,
+    pub(crate) model: ModelId,
+    pub(crate) kv: KvType,
+}
+
+/// Why a stored state cannot be used. Every variant names the file; callers
+/// treat all but `Io` as "re-encode this chunk".
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not an ape-chat KV state file")]
+    Foreign { path: PathBuf },
+    #[error("{path}: KV state format version {found}, this build reads {expected}")]
+    Version {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error("{path}: truncated KV state file ({len} bytes, expected {expected})")]
+    Truncated {
+        path: PathBuf,
+        len: usize,
+        expected: usize,
+    },
+    #[error("{path}: KV state file is corrupt (checksum mismatch)")]
+    Corrupt { path: PathBuf },
+    #[error("{path}: KV state was made with another model or KV type")]
+    OtherModel { path: PathBuf },
+    #[error("{path}: KV state was made after a different shared prefix")]
+    OtherPrefix { path: PathBuf },
+}
+
+const MAGIC: &[u8; 8] = b"APECHUNK";
+/// Bump on any change to the layout below or to what llama.cpp's state bytes mean.
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER_LEN: usize = 104;
+
+impl ChunkState {
+    /// The chunk's tokens (what sequential prefill decodes).
+    pub fn tokens(&self) -> &[TokenId] {
+        &self.tokens
+    }
+    /// Bytes of KV state held for this chunk.
+    pub fn state_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+    /// Identity of the prefix this state was made after.
+    pub fn prefix_id(&self) -> PrefixId {
+        self.prefix
+    }
+
+    /// Serialises the state with its identities and checksums.
+    pub fn to_file_bytes(&self) -> (Vec<u8>, Vec<u8>) {
+        let tokens: Vec<u8> = self.tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&tokens);
+        crc.update(&self.bytes);
+        let mut h = Vec::with_capacity(HEADER_LEN);
+        h.extend_from_slice(MAGIC);
+        h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h.extend_from_slice(&self.kv.code().to_le_bytes());
+        h.extend_from_slice(&self.prefix.0);
+        h.extend_from_slice(&self.model.0);
+        h.extend_from_slice(&self.n_prefix.to_le_bytes());
+        h.extend_from_slice(&(self.tokens.len() as u32).to_le_bytes());
+        h.extend_from_slice(&(self.bytes.len() as u64).to_le_bytes());
+        h.extend_from_slice(&crc.finalize().to_le_bytes());
+        let header_crc = crc32fast::hash(&h);
+        h.extend_from_slice(&header_crc.to_le_bytes());
+        debug_assert_eq!(h.len(), HEADER_LEN);
+        h.extend_from_slice(&tokens);
+        (h, self.bytes.clone())
+    }
+
+    /// Writes the state to `path` atomically.
+    pub fn save(&self, path: &Path) -> Result<(), StateError> {
+        let (head, body) = self.to_file_bytes();
+        write_atomic(path, &[&head, &body]).map_err(|source| StateError::Io {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Reads a state from `path`, accepting it only if it was made after
+    /// `prefix` (which pins the model and KV type too).
+    pub fn load(path: &Path, prefix: &PrefixState) -> Result<Self, StateError> {
+        let data = std::fs::read(path).map_err(|source| StateError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_file_bytes(&data, prefix).map_err(|e| e.at(path))
+    }
+
+    /// Parses file bytes (see [`Self::load`]); errors carry an empty path.
+    pub fn from_file_bytes(data: &[u8], prefix: &PrefixState) -> Result<Self, StateError> {
+        let p = PathBuf::new;
+        if data.len() < MAGIC.len() || &data[..8] != MAGIC {
+            return Err(StateError::Foreign { path: p() });
+        }
+        let truncated = |expected| StateError::Truncated {
+            path: p(),
+            len: data.len(),
+            expected,
+        };
+        if data.len() < HEADER_LEN {
+            return Err(truncated(HEADER_LEN));
+        }
+        let u32_at =
+            |o: usize| u32::from_le_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(StateError::Version {
+                path: p(),
+                found: version,
+                expected: FORMAT_VERSION,
+            });
+        }
+        if crc32fast::hash(&data[..HEADER_LEN - 4]) != u32_at(HEADER_LEN - 4) {
+            return Err(StateError::Corrupt { path: p() });
+        }
+        let mut prefix_id = [0u8; 32];
+        prefix_id.copy_from_slice(&data[16..48]);
+        let n_prefix = u32_at(80);
+        let n_tokens = u32_at(84) as usize;
+        let mut len8 = [0u8; 8];
+        len8.copy_from_slice(&data[88..96]);
+        let payload = u64::from_le_bytes(len8) as usize;
+        let expected = HEADER_LEN + 4 * n_tokens + payload;
+        if data.len() != expected {
+            return Err(truncated(expected));
+        }
+        let body = &data[HEADER_LEN..];
+        if crc32fast::hash(body) != u32_at(96) {
+            return Err(StateError::Corrupt { path: p() });
+        }
+        let mut model = [0u8; 32];
+        model.copy_from_slice(&data[48..80]);
+        if ModelId(model) != prefix.model || KvType::from_code(u32_at(12)) != Some(prefix.kv) {
+            return Err(StateError::OtherModel { path: p() });
+        }
+        if PrefixId(prefix_id) != prefix.id {
+            return Err(StateError::OtherPrefix { path: p() });
+        }
+        let tokens = body[..4 * n_tokens]
+            .chunks_exact(4)
+            .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        Ok(Self {
+            tokens,
+            bytes: body[4 * n_tokens..].to_vec(),
+            prefix: prefix.id,
+            n_prefix,
+            model: prefix.model,
+            kv: prefix.kv,
+        })
+    }
+}
+
+impl StateError {
+    fn at(self, path: &Path) -> Self {
+        let path = path.to_owned();
+        match self {
+            StateError::Io { source, .. } => StateError::Io { path, source },
+            StateError::Foreign { .. } => StateError::Foreign { path },
+            StateError::Version {
+                found, expected, ..
+            } => StateError::Version {
+                path,
+                found,
+                expected,
+            },
+            StateError::Truncated { len, expected, .. } => StateError::Truncated {
+                path,
+                len,
+                expected,
+            },
+            StateError::Corrupt { .. } => StateError::Corrupt { path },
+            StateError::OtherModel { .. } => StateError::OtherModel { path },
+            StateError::OtherPrefix { .. } => StateError::OtherPrefix { path },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prefix(model: u8, tokens: &[TokenId]) -> PrefixState {
+        let model = ModelId([model; 32]);
+        PrefixState {
+            tokens: tokens.to_vec(),
+            bytes: vec![],
+            id: PrefixId::new(model, KvType::F16, tokens),
+            model,
+            kv: KvType::F16,
+        }
+    }
+
+    fn chunk(p: &PrefixState) -> ChunkState {
+        ChunkState {
+            tokens: vec![5, 6, 7],
+            bytes: (0..200u8).collect(),
+            prefix: p.id,
+            n_prefix: p.tokens.len() as u32,
+            model: p.model,
+            kv: p.kv,
+        }
+    }
+
+    fn bytes(c: &ChunkState) -> Vec<u8> {
+        let (mut h, b) = c.to_file_bytes();
+        h.extend_from_slice(&b);
+        h
+    }
+
+    #[test]
+    fn round_trips() {
+        let p = prefix(1, &[1, 2]);
+        let c = chunk(&p);
+        let back = ChunkState::from_file_bytes(&bytes(&c), &p).expect("parse");
+        assert_eq!(back.tokens, c.tokens);
+        assert_eq!(back.bytes, c.bytes);
+    }
+
+    #[test]
+    fn every_kind_of_damage_is_detected() {
+        let p = prefix(1, &[1, 2]);
+        let good = bytes(&chunk(&p));
+        let parse = |d: &[u8]| ChunkState::from_file_bytes(d, &p).err();
+        assert!(matches!(
+            parse(&good[..50]),
+            Some(StateError::Truncated { .. })
+        ));
+        assert!(matches!(
+            parse(&good[..good.len() - 1]),
+            Some(StateError::Truncated { .. })
+        ));
+        assert!(matches!(
+            parse(b"GGUF and more"),
+            Some(StateError::Foreign { .. })
+        ));
+        for at in [20, 90, HEADER_LEN + 2, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x40;
+            assert!(
+                matches!(parse(&bad), Some(StateError::Corrupt { .. })),
+                "flip at {at}"
+            );
+        }
+        let mut old = good.clone();
+        old[8] = 0;
+        assert!(matches!(
+            parse(&old),
+            Some(StateError::Version { found: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn states_from_another_model_or_prefix_are_refused() {
+        let p = prefix(1, &[1, 2]);
+        let data = bytes(&chunk(&p));
+        let other_model = prefix(2, &[1, 2]);
+        let other_prefix = prefix(1, &[1, 2, 3]);
+        assert!(matches!(
+            ChunkState::from_file_bytes(&data, &other_model),
+            Err(StateError::OtherModel { .. })
+        ));
+        assert!(matches!(
+            ChunkState::from_file_bytes(&data, &other_prefix),
+            Err(StateError::OtherPrefix { .. })
+        ));
+    }
+}

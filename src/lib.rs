@@ -1,0 +1,15 @@
+//! ape-chat: chat with a local folder, answering from cached per-chunk KV
+//! states with Adaptive Parallel Encoding (APE, Yang, Chen & Chen, ICLR 2025).
+//!
+//! Data flow: files → chunks → BM25 + dense vectors (retrieval) → per-chunk
+//! KV states encoded once after a shared prefix and stored on disk → at
+//! question time the retrieved states are loaded side by side at the same
+//! positions and only the question is prefilled, with APE's attention
+//! correction applied inside llama.cpp. [`engine`] is the only module that
+//! touches llama.cpp; `cli` is a thin shell over the library.
+#![cfg_attr(not(test), deny(clippy::unwrap_used))]
+
+pub mod cli;
+pub mod engine;
+pub mod fsutil;
+pub mod paths;

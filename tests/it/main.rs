@@ -1,0 +1,5 @@
+//! Integration tests: one binary, a module per area. Model-based tests use
+//! the tiny SmolLM2 model installed by `scripts/setup.sh --tiny`.
+
+mod common;
+mod engine;
