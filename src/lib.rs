@@ -9,7 +9,10 @@
 //! touches llama.cpp; `cli` is a thin shell over the library.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
+pub mod answer;
 pub mod cli;
 pub mod engine;
 pub mod fsutil;
+pub mod ingest;
+pub mod kvstore;
 pub mod paths;

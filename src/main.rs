@@ -1,1 +1,20 @@
-fn main() {}
+//! The `ape-chat` binary: parse flags, run, print the error chain, exit.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    match ape_chat::cli::run() {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}

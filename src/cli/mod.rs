@@ -1,1 +1,134 @@
-//! Command-line interface.
+//! Command-line interface: flag definitions (clap derive, defined once) and
+//! dispatch to one small module per command. No engine logic lives here.
+
+mod ask;
+mod bench;
+mod doctor;
+mod style;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::engine::{ApeParams, Engine, EngineOptions, KvType};
+
+/// Chat with a local folder: retrieval plus cached per-chunk KV states,
+/// answered with Adaptive Parallel Encoding on llama.cpp.
+#[derive(Debug, Parser)]
+#[command(name = "ape-chat", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Ask one question about DIR, stream the answer, print the sources.
+    /// `-` reads the question from stdin.
+    #[arg(long, value_name = "QUESTION")]
+    ask: Option<String>,
+    /// The folder to answer from.
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    answer: ask::AskArgs,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check a GGUF model: architecture, APE support, and the engine's
+    /// exactness and APE-attention checks run on it.
+    Doctor(doctor::DoctorArgs),
+    /// Measure speed side by side in one run.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+/// How to load the model; shared by every command that runs one.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// GGUF model file [default: the model installed by scripts/setup.sh].
+    #[arg(long, global = true, env = "APE_CHAT_MODEL", value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// CPU threads for llama.cpp [default: all cores].
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    /// K cache type (part of every cached state's identity).
+    #[arg(long, global = true, default_value = "f16", value_name = "f16|q8_0")]
+    kv_type: KvType,
+    /// Layers to offload to the GPU (CUDA builds).
+    #[arg(long, global = true, value_name = "N")]
+    gpu_layers: Option<u32>,
+}
+
+impl ModelArgs {
+    fn path(&self) -> PathBuf {
+        self.model
+            .clone()
+            .unwrap_or_else(crate::paths::default_model)
+    }
+
+    /// Loads the model with a context of at least `ctx_tokens` cells.
+    fn load(&self, ctx_tokens: u32) -> anyhow::Result<Engine> {
+        let mut o = EngineOptions {
+            ctx_tokens,
+            kv_type: self.kv_type,
+            ..EngineOptions::default()
+        };
+        if let Some(t) = self.threads {
+            o.threads = t.max(1);
+        }
+        if let Some(g) = self.gpu_layers {
+            o.gpu_layers = g;
+        }
+        let path = self.path();
+        if !path.exists() && self.model.is_none() {
+            anyhow::bail!(
+                "default model {} is not installed: run scripts/setup.sh (or pass --model)",
+                path.display()
+            );
+        }
+        Ok(Engine::load(&path, o)?)
+    }
+}
+
+/// `--temperature-ape`/`--scale-ape`, shared by commands that use APE.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ApeArgs {
+    /// APE attention temperature T for chunk tokens.
+    #[arg(long = "temperature-ape", value_name = "T", default_value_t = ApeParams::DEFAULT.temperature)]
+    temperature_ape: f32,
+    /// APE scaling factor S of the chunks' attention mass.
+    #[arg(long = "scale-ape", value_name = "S", default_value_t = ApeParams::DEFAULT.scale)]
+    scale_ape: f32,
+}
+
+impl ApeArgs {
+    fn params(&self) -> anyhow::Result<ApeParams> {
+        let p = ApeParams {
+            temperature: self.temperature_ape,
+            scale: self.scale_ape,
+        };
+        p.validate().map_err(anyhow::Error::msg)?;
+        Ok(p)
+    }
+}
+
+/// Parses arguments and runs the command; the binary's only entry point.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Doctor(args)) => doctor::run(&cli.model, &args),
+        Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
+        None => {
+            match cli.ask {
+                Some(q) => ask::run(&cli.model, &cli.answer, &q, cli.dir),
+                None => {
+                    use clap::CommandFactory;
+                    Cli::command().print_help()?;
+                    eprintln!("\n\nerror: give a question with --ask (the interactive UI is not built yet)");
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
+    }
+}

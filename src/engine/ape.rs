@@ -258,7 +258,8 @@ mod tests {
             let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
         };
-        let lse_c = lse(&mut chunks.clone().map(|j| raw[j] as f64 / 0.8));
+        let t = p.temperature as f64;
+        let lse_c = lse(&mut chunks.clone().map(|j| raw[j] as f64 / t));
         let lse_o = lse(&mut (0..64)
             .filter(|j| !chunks.contains(j))
             .map(|j| raw[j] as f64));

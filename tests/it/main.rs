@@ -1,5 +1,6 @@
 //! Integration tests: one binary, a module per area. Model-based tests use
 //! the tiny SmolLM2 model installed by `scripts/setup.sh --tiny`.
 
+mod cli;
 mod common;
 mod engine;

@@ -1,0 +1,250 @@
+//! `ape-chat --ask QUESTION DIR`: one question, streamed answer, sources.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::style::{bold, dim};
+use super::{ApeArgs, ModelArgs};
+use crate::answer::{Answer, Answerer, AskOptions, Progress};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::{GenerateOptions, Mode, Sampling};
+use crate::ingest::{chunk_document, read_folder, Chunk};
+use crate::kvstore::KvStore;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    Ape,
+    Parallel,
+    Sequential,
+}
+
+#[derive(Debug, Args)]
+pub struct AskArgs {
+    /// How retrieved chunks reach the model.
+    #[arg(long, value_enum, default_value = "ape")]
+    mode: ModeArg,
+    #[command(flatten)]
+    ape: ApeArgs,
+    /// Chunks retrieved per question.
+    #[arg(long, default_value_t = 5, value_name = "K")]
+    top_k: usize,
+    /// Target chunk size in model tokens.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    chunk_tokens: usize,
+    /// Longest answer, in tokens.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_tokens: usize,
+    /// Sampling temperature; 0 picks the most likely token (deterministic).
+    #[arg(long, default_value_t = 0.0, value_name = "X")]
+    temperature: f32,
+    /// Seed for sampling.
+    #[arg(long, default_value_t = 42)]
+    seed: u32,
+    /// Print the answer only when complete.
+    #[arg(long)]
+    no_stream: bool,
+    /// JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(
+    model: &ModelArgs,
+    args: &AskArgs,
+    question: &str,
+    dir: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let question = read_question(question)?;
+    let Some(dir) = dir else {
+        anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
+    };
+    anyhow::ensure!(args.top_k > 0, "--top-k must be at least 1");
+    let mode = match args.mode {
+        ModeArg::Ape => Mode::Ape(args.ape.params()?),
+        ModeArg::Parallel => Mode::Parallel,
+        ModeArg::Sequential => Mode::Sequential,
+    };
+    let quiet = args.json;
+    let (docs, skipped) = read_folder(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot read folder {}: {e}", dir.display()))?;
+    for s in &skipped {
+        if !quiet {
+            eprintln!(
+                "{}",
+                dim(&format!("skipped {}: {}", s.path.display(), s.reason))
+            );
+        }
+    }
+    let ctx = 1024 + args.top_k * (args.chunk_tokens + 64) + args.max_tokens;
+    let engine = model.load(ctx.next_multiple_of(256) as u32)?;
+    let answerer = Answerer::new(&engine, DEFAULT_SYSTEM_PROMPT, KvStore::default_location())?;
+    let count = |t: &str| answerer.count_tokens(t);
+    let chunks: Vec<Chunk> = docs
+        .iter()
+        .flat_map(|d| chunk_document(d, args.chunk_tokens, &count))
+        .collect();
+    anyhow::ensure!(
+        !chunks.is_empty(),
+        "no readable text files in {}",
+        dir.display()
+    );
+
+    let options = AskOptions {
+        top_k: args.top_k,
+        mode,
+        generate: GenerateOptions {
+            max_tokens: args.max_tokens,
+            sampling: if args.temperature > 0.0 {
+                Sampling::Sample {
+                    temperature: args.temperature,
+                    top_p: 0.95,
+                    seed: args.seed,
+                }
+            } else {
+                Sampling::Greedy
+            },
+        },
+    };
+    let mut out = std::io::stdout().lock();
+    let mut write_err: Option<std::io::Error> = None;
+    let stream = !args.no_stream;
+    let mut on_text = |piece: &str| {
+        let r = if args.json && stream {
+            writeln!(out, "{}", json!({"type": "token", "text": piece}))
+        } else if stream {
+            write!(out, "{piece}").and_then(|_| out.flush())
+        } else {
+            Ok(())
+        };
+        r.map_err(|e| write_err = Some(e)).is_ok()
+    };
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |p: Progress<'_>| {
+        if quiet {
+            return;
+        }
+        match p {
+            Progress::Encoding { done, total } => {
+                let line = dim(&format!("encoding chunk states {done}/{total}"));
+                if tty {
+                    eprint!("\r{line}{}", if done == total { "\n" } else { "" });
+                } else if done == total {
+                    eprintln!("{line}");
+                }
+            }
+            Progress::Rejected(why) => {
+                eprintln!("{}", dim(&format!("rebuilding cached state: {why}")))
+            }
+        }
+    };
+    let answer = answerer.ask(&question, &chunks, &options, &mut progress, &mut on_text)?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    drop(out);
+    if args.json {
+        print_json(&answer)?;
+    } else {
+        print_human(&answer, stream)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn read_question(q: &str) -> anyhow::Result<String> {
+    let q = if q == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        s
+    } else {
+        q.to_string()
+    };
+    let q = q.trim().to_string();
+    anyhow::ensure!(!q.is_empty(), "the question is empty");
+    Ok(q)
+}
+
+fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if !streamed {
+        write!(out, "{}", a.generated.text)?;
+    }
+    writeln!(out, "\n")?;
+    writeln!(out, "{}", bold("Sources"))?;
+    for s in &a.sources {
+        let c = &s.chunk;
+        let heading = if c.heading.is_empty() {
+            String::new()
+        } else {
+            format!(" › {}", c.heading.join(" › "))
+        };
+        writeln!(
+            out,
+            "  {}. {}:{}-{}{}",
+            s.rank,
+            c.path.display(),
+            c.lines.0,
+            c.lines.1,
+            dim(&heading)
+        )?;
+    }
+    let g = &a.generated;
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "{}",
+            dim(&format!(
+                "{} · TTFT {:.0} ms (state load {:.0} ms, question prefill {:.0} ms) · {:.1} tok/s",
+                a.mode,
+                g.ttft.as_secs_f64() * 1e3,
+                g.prefill.load.as_secs_f64() * 1e3,
+                g.prefill.prefill.as_secs_f64() * 1e3,
+                g.decode_tokens_per_s()
+            ))
+        );
+    }
+    Ok(())
+}
+
+fn print_json(a: &Answer) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let g = &a.generated;
+    // f32 → shortest decimal, so 0.9 prints as 0.9 rather than 0.8999999761.
+    let short = |x: f32| x.to_string().parse::<f64>().ok();
+    let (t, s) = match a.mode {
+        Mode::Ape(p) => (short(p.temperature), short(p.scale)),
+        _ => (None, None),
+    };
+    writeln!(
+        out,
+        "{}",
+        json!({"type": "answer", "text": g.text, "stop": g.stop})
+    )?;
+    let sources: Vec<_> = a
+        .sources
+        .iter()
+        .map(|s| {
+            json!({
+                "path": s.chunk.path, "lines": [s.chunk.lines.0, s.chunk.lines.1],
+                "heading": s.chunk.heading, "rank": s.rank, "score": s.score,
+            })
+        })
+        .collect();
+    writeln!(out, "{}", json!({"type": "sources", "sources": sources}))?;
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    writeln!(
+        out,
+        "{}",
+        json!({
+            "type": "stats", "mode": a.mode.name(), "temperature_ape": t, "scale_ape": s,
+            "retrieval_ms": ms(a.retrieval), "state_prep_ms": ms(a.state_prep),
+            "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
+            "ttft_ms": ms(g.ttft), "decode_tokens_per_s": g.decode_tokens_per_s(),
+            "answer_tokens": g.tokens.len(),
+            "chunks_encoded": a.encoded, "cache_rejected": a.rejected,
+        })
+    )?;
+    Ok(())
+}

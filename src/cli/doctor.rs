@@ -1,0 +1,180 @@
+//! `ape-chat doctor`: can APE be trusted on this model? Reports the model's
+//! facts and runs the engine's exactness and APE-math checks on it.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::style::{bold, dim, mark};
+use super::ModelArgs;
+use crate::engine::check::{self, ApeMathReport, ExactnessReport, SAMPLE_CHUNKS, SAMPLE_QUESTION};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::{ApeParams, Engine, ModelInfo, PromptLayout};
+
+/// Exactness tolerance (the engine reaches 0 on CPU; 1e-4 allows other backends).
+const EXACT_TOL: f32 = 1e-4;
+/// APE attention weights must match the f64 reference this closely.
+const MATH_TOL: f64 = 1e-5;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON object instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// Greedy steps compared in the exactness check.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    steps: usize,
+}
+
+#[derive(Serialize)]
+struct Report {
+    model: String,
+    info: ModelInfo,
+    ape_supported: bool,
+    ape_unsupported_reason: Option<String>,
+    exactness: Option<Outcome<ExactnessReport>>,
+    ape_math: Option<Outcome<ApeMathReport>>,
+    ok: bool,
+}
+
+#[derive(Serialize)]
+struct Outcome<T> {
+    passed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let engine = model.load(4096)?;
+    let support = engine.info().ape_support();
+    let (exactness, ape_math) = if support.is_ok() {
+        let layout = PromptLayout::new(&engine, DEFAULT_SYSTEM_PROMPT)?;
+        (
+            Some(exactness(&engine, &layout, args.steps)),
+            Some(ape_math(&engine, &layout)),
+        )
+    } else {
+        (None, None)
+    };
+    let ok = support.is_ok()
+        && exactness.as_ref().is_some_and(|o| o.passed)
+        && ape_math.as_ref().is_some_and(|o| o.passed);
+    let report = Report {
+        model: engine.path().display().to_string(),
+        info: engine.info().clone(),
+        ape_supported: support.is_ok(),
+        ape_unsupported_reason: support.err(),
+        exactness,
+        ape_math,
+        ok,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_report(&report);
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn exactness(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<ExactnessReport> {
+    match check::exactness(engine, layout, SAMPLE_CHUNKS[1], SAMPLE_QUESTION, steps) {
+        Ok(r) => Outcome {
+            passed: r.parallel_vs_sequential <= EXACT_TOL
+                && r.ape_identity_vs_parallel <= EXACT_TOL,
+            result: Some(r),
+            error: None,
+        },
+        Err(e) => failed(e),
+    }
+}
+
+fn ape_math(engine: &Engine, layout: &PromptLayout) -> Outcome<ApeMathReport> {
+    let params = ApeParams {
+        temperature: 0.6,
+        scale: 0.7,
+    };
+    match check::ape_math(engine, layout, &SAMPLE_CHUNKS, SAMPLE_QUESTION, params, 4) {
+        Ok(r) => Outcome {
+            passed: r.max_abs_error <= MATH_TOL
+                && r.layout_errors == 0
+                && r.layers == engine.info().n_layer as usize,
+            result: Some(r),
+            error: None,
+        },
+        Err(e) => failed(e),
+    }
+}
+
+fn failed<T>(e: crate::engine::EngineError) -> Outcome<T> {
+    Outcome {
+        passed: false,
+        result: None,
+        error: Some(e.to_string()),
+    }
+}
+
+fn print_report(r: &Report) {
+    let i = &r.info;
+    println!("{}  {}", bold("model"), r.model);
+    let name = i.name.as_deref().unwrap_or("?");
+    println!(
+        "  {name} · {} · {:.0} M params · {:.1} MiB",
+        i.architecture,
+        i.n_params as f64 / 1e6,
+        i.file_bytes as f64 / 1048576.0
+    );
+    println!(
+        "  {} layers · {} heads / {} KV heads · head dim {} · trained context {}",
+        i.n_layer, i.n_head, i.n_head_kv, i.head_dim, i.n_ctx_train
+    );
+    println!(
+        "  chat template {} · identity {}",
+        if i.has_chat_template { "yes" } else { "no" },
+        dim(&i.id.short())
+    );
+    println!();
+    match &r.ape_unsupported_reason {
+        None => println!(
+            "{} APE supported (plain causal attention, softmax scale 1/√{})",
+            mark(true),
+            i.head_dim
+        ),
+        Some(why) => println!("{} APE not supported: {why}", mark(false)),
+    }
+    if let Some(o) = &r.exactness {
+        match (&o.result, &o.error) {
+            (Some(x), _) => println!(
+                "{} exactness over {} steps: parallel vs sequential max |Δlogit| = {:e}, APE(T=S=1) vs parallel = {:e}",
+                mark(o.passed), x.steps, x.parallel_vs_sequential, x.ape_identity_vs_parallel
+            ),
+            (_, Some(e)) => println!("{} exactness check failed: {e}", mark(false)),
+            _ => {}
+        }
+    }
+    if let Some(o) = &r.ape_math {
+        match (&o.result, &o.error) {
+            (Some(x), _) => println!(
+                "{} APE attention (T={}, S={}, {} chunks) vs f64 reference: max |Δp| = {:.1e} over {} rows in {} layers, {} layout errors",
+                mark(o.passed), x.params.temperature, x.params.scale, x.chunks, x.max_abs_error, x.rows, x.layers, x.layout_errors
+            ),
+            (_, Some(e)) => println!("{} APE attention check failed: {e}", mark(false)),
+            _ => {}
+        }
+    }
+    println!();
+    if r.ok {
+        println!("{} APE is safe on this model", mark(true));
+    } else {
+        println!(
+            "{} APE is NOT safe on this model: use --mode sequential",
+            mark(false)
+        );
+    }
+}

@@ -1,0 +1,258 @@
+//! The binary as a user runs it: doctor, bench, --ask, exit codes, messages.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+use crate::common::tiny_model_path;
+
+fn ape_chat(cache: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
+    c.env("APE_CHAT_CACHE_DIR", cache)
+        .env("NO_COLOR", "1")
+        .env_remove("APE_CHAT_MODEL");
+    c
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+fn record<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|v| v["type"] == kind)
+        .unwrap_or_else(|| panic!("no `{kind}` record"))
+}
+
+fn sample_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample"))
+}
+
+#[test]
+fn doctor_passes_on_the_tiny_model() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(cache.path())
+        .args(["doctor", "--json", "--model"])
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["info"]["architecture"], "llama");
+    assert_eq!(r["ape_supported"], true);
+    assert_eq!(r["exactness"]["result"]["parallel_vs_sequential"], 0.0);
+    assert!(
+        r["ape_math"]["result"]["max_abs_error"]
+            .as_f64()
+            .expect("number")
+            <= 1e-5
+    );
+}
+
+#[test]
+fn doctor_names_a_file_that_is_not_a_model() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bogus = dir.path().join("notes.gguf");
+    std::fs::write(&bogus, "hello").expect("write");
+    let out = ape_chat(dir.path())
+        .args(["doctor", "--model"])
+        .arg(&bogus)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("notes.gguf") && err.contains("not a GGUF"),
+        "{err}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(dir.path())
+        .args(["--ask", "q", "--mode", "bogus"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let out = ape_chat(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bench_reports_every_figure() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(cache.path())
+        .args([
+            "bench",
+            "ttft",
+            "--chunks",
+            "3",
+            "--chunk-tokens",
+            "48",
+            "--decode-tokens",
+            "4",
+        ])
+        .args(["--repeats", "1", "--json", "--model"])
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let modes: Vec<&str> = r["modes"]
+        .as_array()
+        .expect("modes")
+        .iter()
+        .filter_map(|m| m["mode"].as_str())
+        .collect();
+    assert_eq!(modes, ["sequential", "parallel", "ape"]);
+    for key in [
+        "ttft_ratio_sequential_over_ape",
+        "decode_ratio_ape_over_parallel",
+        "state_bytes_per_token",
+    ] {
+        assert!(
+            r[key].as_f64().is_some_and(|x| x > 0.0),
+            "{key}: {}",
+            r[key]
+        );
+    }
+    // SmolLM2-135M: 30 layers × 3 KV heads × 64 dims × (K + V) × 2 bytes ≈ 23 KB.
+    let bpt = r["state_bytes_per_token"].as_f64().unwrap_or(0.0);
+    assert!((23_000.0..24_500.0).contains(&bpt), "{bpt}");
+}
+
+#[test]
+fn ask_answers_in_every_mode_and_reuses_cached_states() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let ask = |mode: &str| {
+        let out = ape_chat(cache.path())
+            .args([
+                "--ask",
+                "How long are nightly snapshots kept?",
+                "--json",
+                "--max-tokens",
+                "24",
+            ])
+            .args(["--mode", mode, "--top-k", "3", "--model"])
+            .arg(tiny_model_path())
+            .arg(sample_dir())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stderr.is_empty(), "--json must keep stderr quiet");
+        json_lines(&out)
+    };
+    let first = ask("ape");
+    let stats = record(&first, "stats");
+    assert_eq!(stats["mode"], "ape");
+    assert_eq!(stats["chunks_encoded"], 3);
+    for key in [
+        "retrieval_ms",
+        "state_load_ms",
+        "question_prefill_ms",
+        "ttft_ms",
+        "decode_tokens_per_s",
+    ] {
+        assert!(stats[key].is_number(), "{key}");
+    }
+    let sources = record(&first, "sources")["sources"]
+        .as_array()
+        .expect("sources")
+        .clone();
+    assert_eq!(sources.len(), 3);
+    assert_eq!(sources[0]["path"], "backup-policy.md");
+    assert_eq!(sources[0]["heading"][1], "Retention");
+    let streamed: String = first
+        .iter()
+        .filter(|v| v["type"] == "token")
+        .filter_map(|v| v["text"].as_str())
+        .collect();
+    assert_eq!(
+        streamed,
+        record(&first, "answer")["text"].as_str().expect("text")
+    );
+
+    let again = ask("parallel");
+    assert_eq!(
+        record(&again, "stats")["chunks_encoded"],
+        0,
+        "states must come from the cache"
+    );
+    let seq = ask("sequential");
+    assert_eq!(record(&seq, "stats")["mode"], "sequential");
+}
+
+#[test]
+fn a_corrupted_cache_entry_is_rebuilt_not_used() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let ask = || {
+        let out = ape_chat(cache.path())
+            .args([
+                "--ask",
+                "Where are encryption keys kept?",
+                "--json",
+                "--max-tokens",
+                "8",
+                "--top-k",
+                "2",
+                "--model",
+            ])
+            .arg(tiny_model_path())
+            .arg(sample_dir())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_lines(&out)
+    };
+    let clean = ask();
+    let files: Vec<_> = walk(&cache.path().join("kv"));
+    assert_eq!(files.len(), 2);
+    let mut bytes = std::fs::read(&files[0]).expect("read");
+    let at = bytes.len() - 7;
+    bytes[at] ^= 0x55;
+    std::fs::write(&files[0], bytes).expect("write");
+    let rebuilt = ask();
+    let stats = record(&rebuilt, "stats");
+    assert_eq!(stats["chunks_encoded"], 1);
+    assert_eq!(stats["cache_rejected"], 1);
+    assert_eq!(
+        record(&clean, "answer")["text"],
+        record(&rebuilt, "answer")["text"]
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
