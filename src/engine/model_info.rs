@@ -122,3 +122,59 @@ pub fn is_gguf(path: &Path) -> std::io::Result<bool> {
     let mut f = File::open(path)?;
     Ok(f.read_exact(&mut magic).is_ok() && &magic == b"GGUF")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(arch: &str) -> ModelInfo {
+        ModelInfo {
+            architecture: arch.into(),
+            name: None,
+            n_layer: 2,
+            n_head: 4,
+            n_head_kv: 2,
+            head_dim: 64,
+            n_ctx_train: 4096,
+            n_vocab: 100,
+            n_params: 1,
+            file_bytes: 1,
+            sliding_window: None,
+            attn_softcap: None,
+            has_chat_template: true,
+            id: ModelId([0; 32]),
+        }
+    }
+
+    #[test]
+    fn only_plain_attention_of_known_architectures_is_supported() {
+        assert!(info("qwen2").ape_support().is_ok());
+        assert_eq!(info("qwen2").kq_scale(), 0.125);
+        let e = info("gemma3").ape_support().unwrap_err();
+        assert!(e.contains("gemma3"), "{e}");
+        let mut swa = info("llama");
+        swa.sliding_window = Some(4096);
+        assert!(swa.ape_support().unwrap_err().contains("sliding-window"));
+        let mut capped = info("llama");
+        capped.attn_softcap = Some(50.0);
+        assert!(capped.ape_support().unwrap_err().contains("soft-capping"));
+    }
+
+    #[test]
+    fn identity_depends_on_content_not_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        std::fs::write(&a, vec![7u8; 20 << 20]).expect("write");
+        std::fs::copy(&a, &b).expect("copy");
+        let mut other = vec![7u8; 20 << 20];
+        other[(20 << 20) - 1] = 8; // last byte differs
+        std::fs::write(&c, other).expect("write");
+        let id = |p: &Path| ModelId::of_file(p).expect("id");
+        assert_eq!(id(&a), id(&b));
+        assert_ne!(id(&a), id(&c));
+    }
+}

@@ -266,3 +266,72 @@ mod bad_models {
         assert!(matches!(load(&p), EngineError::ModelLoad(_)));
     }
 }
+
+mod decoding {
+    use ape_chat::engine::check::{SAMPLE_CHUNKS, SAMPLE_QUESTION};
+    use ape_chat::engine::generate::generate;
+    use ape_chat::engine::{ApeParams, GenerateOptions, Mode, Sampling, StopReason};
+
+    use crate::common::{engine, layout};
+
+    fn answer(mode: Mode, sampling: Sampling, max_tokens: usize) -> (String, StopReason, String) {
+        let e = engine();
+        let l = layout();
+        let mut s = e.session().expect("session");
+        let prefix = s.encode_prefix(&l.prefix).expect("prefix");
+        let chunks: Vec<_> = SAMPLE_CHUNKS
+            .iter()
+            .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
+            .collect();
+        let refs: Vec<_> = chunks.iter().collect();
+        let mut streamed = String::new();
+        let g = generate(
+            &mut s,
+            mode,
+            &prefix,
+            &refs,
+            &l.question(e, SAMPLE_QUESTION),
+            GenerateOptions {
+                max_tokens,
+                sampling,
+            },
+            &mut |piece| {
+                streamed.push_str(piece);
+                true
+            },
+        )
+        .expect("generate");
+        assert!(g.ttft > std::time::Duration::ZERO);
+        (g.text, g.stop, streamed)
+    }
+
+    #[test]
+    fn streamed_text_is_the_answer_and_sampling_is_seeded() {
+        let (text, _, streamed) = answer(Mode::Ape(ApeParams::DEFAULT), Sampling::Greedy, 16);
+        assert_eq!(text, streamed);
+        assert!(!text.trim().is_empty());
+        let sample = |seed| Sampling::Sample {
+            temperature: 1.2,
+            top_p: 0.95,
+            seed,
+        };
+        let a = answer(Mode::Parallel, sample(7), 24).0;
+        assert_eq!(
+            a,
+            answer(Mode::Parallel, sample(7), 24).0,
+            "same seed, same text"
+        );
+        let others: Vec<String> = (8..11)
+            .map(|s| answer(Mode::Parallel, sample(s), 24).0)
+            .collect();
+        assert!(others.iter().any(|o| *o != a), "seeds must matter");
+    }
+
+    #[test]
+    fn generation_stops_at_the_token_limit_or_end_of_turn() {
+        let (_, stop, _) = answer(Mode::Sequential, Sampling::Greedy, 3);
+        assert_eq!(stop, StopReason::MaxTokens);
+        let (_, stop, _) = answer(Mode::Sequential, Sampling::Greedy, 400);
+        assert_eq!(stop, StopReason::EndOfTurn);
+    }
+}
