@@ -10,4 +10,8 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 scripts/setup.sh --tiny
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
-cargo test --release --locked
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+cargo test --release --locked 2>&1 | tee "$log"
+# One closing line over all test binaries.
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "%d passed, %d failed, %d skipped\n", p, f, i }' "$log"

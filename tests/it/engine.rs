@@ -82,17 +82,21 @@ mod state_files {
         chunk.save(&dir.path().join("chunk.kvstate")).expect("save");
         let here = question_logits(engine(), &prefix, &chunk);
 
-        let status = Command::new(std::env::current_exe().expect("test binary"))
+        let child = Command::new(std::env::current_exe().expect("test binary"))
             .args([
                 "engine::state_files::child_loads_state_from_file",
                 "--exact",
                 "--ignored",
-                "--nocapture",
             ])
             .env(CHILD_ENV, dir.path())
-            .status()
+            .output()
             .expect("spawn child test process");
-        assert!(status.success(), "child process failed");
+        assert!(
+            child.status.success(),
+            "child process failed:\n{}{}",
+            String::from_utf8_lossy(&child.stdout),
+            String::from_utf8_lossy(&child.stderr)
+        );
         let there = f32s(&dir.path().join("child.logits"));
         assert_eq!(here.len(), there.len());
         assert!(
