@@ -28,7 +28,8 @@ done
 say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
 # --- system packages -------------------------------------------------------
-have_libclang() { ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; }
+# bindgen needs libclang itself (libclang.so / libclang-N.so), not libclang-cpp.
+have_libclang() { ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/*/libclang-[0-9]*.so* >/dev/null 2>&1; }
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 command -v clang >/dev/null || missing+=(clang)

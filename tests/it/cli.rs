@@ -29,6 +29,25 @@ fn record<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no `{kind}` record"))
 }
 
+/// `ape-chat --ask QUESTION --json … sample_dir` on the tiny model; must succeed.
+fn ask_json(cache: &Path, question: &str, extra: &[&str]) -> Vec<Value> {
+    let out = ape_chat(cache)
+        .args(["--ask", question, "--json"])
+        .args(extra)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .arg(sample_dir())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{extra:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty(), "--json must keep stderr quiet");
+    json_lines(&out)
+}
+
 fn sample_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample"))
 }
@@ -140,26 +159,12 @@ fn bench_reports_every_figure() {
 fn ask_answers_in_every_mode_and_reuses_cached_states() {
     let cache = tempfile::tempdir().expect("tempdir");
     let ask = |mode: &str| {
-        let out = ape_chat(cache.path())
-            .args([
-                "--ask",
-                "How long are nightly snapshots kept?",
-                "--json",
-                "--max-tokens",
-                "24",
-            ])
-            .args(["--mode", mode, "--top-k", "3", "--model"])
-            .arg(tiny_model_path())
-            .arg(sample_dir())
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.stderr.is_empty(), "--json must keep stderr quiet");
-        json_lines(&out)
+        let q = "How long are nightly snapshots kept?";
+        ask_json(
+            cache.path(),
+            q,
+            &["--max-tokens", "24", "--mode", mode, "--top-k", "3"],
+        )
     };
     let first = ask("ape");
     let stats = record(&first, "stats");
@@ -205,27 +210,8 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
 fn a_corrupted_cache_entry_is_rebuilt_not_used() {
     let cache = tempfile::tempdir().expect("tempdir");
     let ask = || {
-        let out = ape_chat(cache.path())
-            .args([
-                "--ask",
-                "Where are encryption keys kept?",
-                "--json",
-                "--max-tokens",
-                "8",
-                "--top-k",
-                "2",
-                "--model",
-            ])
-            .arg(tiny_model_path())
-            .arg(sample_dir())
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        json_lines(&out)
+        let q = "Where are encryption keys kept?";
+        ask_json(cache.path(), q, &["--max-tokens", "8", "--top-k", "2"])
     };
     let clean = ask();
     let files: Vec<_> = walk(&cache.path().join("kv"));

@@ -48,6 +48,17 @@ mod state_files {
 
     const CHILD_ENV: &str = "APE_CHAT_TEST_CHILD_DIR";
 
+    /// The tiny model with a q8_0 K cache: a different state identity.
+    fn q8_engine(ctx_tokens: u32) -> Engine {
+        let opts = EngineOptions {
+            kv_type: KvType::Q8_0,
+            ctx_tokens,
+            threads: 2,
+            ..EngineOptions::default()
+        };
+        Engine::load(&tiny_model_path(), opts).expect("load")
+    }
+
     fn prefix_and_chunk(e: &Engine) -> (PrefixState, ChunkState) {
         let l = layout();
         let mut s = e.session().expect("session");
@@ -170,16 +181,7 @@ mod state_files {
 
         // Another model identity: the same weights with a q8_0 K cache make
         // different states, so they count as another model.
-        let q8 = Engine::load(
-            &tiny_model_path(),
-            EngineOptions {
-                kv_type: KvType::Q8_0,
-                ctx_tokens: 1024,
-                threads: 2,
-                ..EngineOptions::default()
-            },
-        )
-        .expect("load");
+        let q8 = q8_engine(1024);
         let q8_prefix = q8
             .session()
             .expect("s")
@@ -200,16 +202,7 @@ mod state_files {
 
     #[test]
     fn q8_0_k_cache_still_reproduces_sequential_prefill() {
-        let q8 = Engine::load(
-            &tiny_model_path(),
-            EngineOptions {
-                kv_type: KvType::Q8_0,
-                ctx_tokens: 2048,
-                threads: 2,
-                ..EngineOptions::default()
-            },
-        )
-        .expect("load");
+        let q8 = q8_engine(2048);
         let l = ape_chat::engine::PromptLayout::new(
             &q8,
             ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT,
