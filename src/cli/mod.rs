@@ -4,10 +4,12 @@
 mod ask;
 mod bench;
 mod doctor;
+mod index;
 mod style;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -30,6 +32,8 @@ pub struct Cli {
     #[command(flatten)]
     answer: ask::AskArgs,
     #[command(flatten)]
+    folder: index::FolderArgs,
+    #[command(flatten)]
     model: ModelArgs,
 }
 
@@ -38,6 +42,9 @@ enum Command {
     /// Check a GGUF model: architecture, APE support, and the engine's
     /// exactness and APE-attention checks run on it.
     Doctor(doctor::DoctorArgs),
+    /// Index a folder: chunks, BM25, vectors and every chunk's KV state,
+    /// incrementally (unchanged files cost nothing).
+    Index(index::IndexArgs),
     /// Measure speed side by side in one run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -113,15 +120,25 @@ impl ApeArgs {
     }
 }
 
+/// Set by Ctrl-C: long work stops cleanly at the next safe point. A second
+/// Ctrl-C exits at once.
+pub(crate) static CANCEL: AtomicBool = AtomicBool::new(false);
+
 /// Parses arguments and runs the command; the binary's only entry point.
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    let _ = ctrlc::set_handler(|| {
+        if CANCEL.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     match cli.command {
         Some(Command::Doctor(args)) => doctor::run(&cli.model, &args),
+        Some(Command::Index(args)) => index::run(&cli.model, &args),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => {
             match cli.ask {
-                Some(q) => ask::run(&cli.model, &cli.answer, &q, cli.dir),
+                Some(q) => ask::run(&cli.model, &cli.answer, &cli.folder, &q, cli.dir),
                 None => {
                     use clap::CommandFactory;
                     Cli::command().print_help()?;

@@ -1,98 +1,97 @@
 //! Token-sized chunks on paragraph/line/word boundaries, with line ranges and
-//! the Markdown heading breadcrumb they sit under.
+//! the Markdown heading breadcrumb they sit under. Each line is tokenized
+//! once; a chunk's size is the sum of its lines' counts.
 
-use std::path::PathBuf;
-
-use super::Document;
+/// A file's extracted text; `path` is relative to the folder.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub path: String,
+    pub text: String,
+}
 
 /// A piece of a document, small enough to encode alone.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chunk {
-    pub path: PathBuf,
-    /// 1-based inclusive line range in the file.
+    pub path: String,
+    /// 1-based inclusive line range in the extracted text.
     pub lines: (usize, usize),
     /// Headings above the chunk, outermost first.
     pub heading: Vec<String>,
-    /// What is encoded: `path › heading` header line, then the body.
+    /// What is encoded: a `path › heading` header line, then the body.
     pub text: String,
 }
 
-/// Splits `doc` into chunks of at most about `max_tokens` tokens as counted by
-/// `count` (the LLM's own tokenizer). Paragraphs are packed together; a
-/// paragraph too long on its own is split between lines, a line between words.
+/// Splits `doc` into chunks of about `max_tokens` tokens as counted by
+/// `count` (the LLM's own tokenizer). Lines are packed up to the budget,
+/// preferring to break at blank lines and headings once a chunk is at least
+/// half full; a line longer than the budget is split between words.
 pub fn chunk_document(
     doc: &Document,
     max_tokens: usize,
     count: &dyn Fn(&str) -> usize,
 ) -> Vec<Chunk> {
+    let max_tokens = max_tokens.max(16);
     let mut out = Vec::new();
     let mut heading: Vec<(usize, String)> = Vec::new();
-    let mut cur: Option<Building> = None;
+    let mut cur = Building::default();
     for (i, line) in doc.text.lines().enumerate() {
         let n = i + 1;
         if let Some((level, title)) = markdown_heading(line) {
-            flush(&mut cur, doc, &mut out);
+            if cur.tokens * 2 >= max_tokens {
+                cur.flush(doc, &mut out);
+            }
             heading.retain(|(l, _)| *l < level);
             heading.push((level, title));
         }
-        for piece in split_long_line(line, max_tokens, count) {
-            let crumbs: Vec<String> = heading.iter().map(|(_, t)| t.clone()).collect();
-            let b = cur.get_or_insert_with(|| Building::new(n, crumbs));
-            let candidate = format!("{}{}\n", b.body, piece);
-            if b.has_content() && count(&candidate) > max_tokens {
-                flush(&mut cur, doc, &mut out);
-                let crumbs: Vec<String> = heading.iter().map(|(_, t)| t.clone()).collect();
-                cur.insert(Building::new(n, crumbs)).push(&piece, n);
-            } else {
-                b.push(&piece, n);
-            }
-        }
-        // Prefer to break between paragraphs once a chunk is reasonably full.
         if line.trim().is_empty() {
-            if let Some(b) = &cur {
-                if count(&b.body) * 4 >= max_tokens * 3 {
-                    flush(&mut cur, doc, &mut out);
-                }
+            if cur.tokens * 2 >= max_tokens {
+                cur.flush(doc, &mut out);
+            } else {
+                cur.push("", 0, n, &heading);
             }
+            continue;
+        }
+        for (piece, tokens) in split_long_line(line, max_tokens, count) {
+            if cur.tokens + tokens > max_tokens {
+                cur.flush(doc, &mut out);
+            }
+            cur.push(&piece, tokens, n, &heading);
         }
     }
-    flush(&mut cur, doc, &mut out);
+    cur.flush(doc, &mut out);
     out
 }
 
+#[derive(Default)]
 struct Building {
     first: usize,
     last: usize,
+    tokens: usize,
     body: String,
     heading: Vec<String>,
 }
 
 impl Building {
-    fn new(first: usize, heading: Vec<String>) -> Self {
-        Self {
-            first,
-            last: first,
-            body: String::new(),
-            heading,
-        }
-    }
-    fn has_content(&self) -> bool {
-        !self.body.trim().is_empty()
-    }
-    fn push(&mut self, piece: &str, line: usize) {
-        if self.body.is_empty() && piece.trim().is_empty() {
-            self.first = line + 1; // leading blank lines are not part of the chunk
-            return;
+    fn push(&mut self, piece: &str, tokens: usize, line: usize, heading: &[(usize, String)]) {
+        if self.body.is_empty() {
+            if piece.is_empty() {
+                return; // leading blank lines are not part of a chunk
+            }
+            self.first = line;
+            self.heading = heading.iter().map(|(_, t)| t.clone()).collect();
         }
         self.body.push_str(piece);
         self.body.push('\n');
+        self.tokens += tokens + 1;
         self.last = line;
     }
-}
 
-fn flush(cur: &mut Option<Building>, doc: &Document, out: &mut Vec<Chunk>) {
-    if let Some(b) = cur.take().filter(Building::has_content) {
-        let mut header = doc.path.display().to_string();
+    fn flush(&mut self, doc: &Document, out: &mut Vec<Chunk>) {
+        let b = std::mem::take(self);
+        if b.body.trim().is_empty() {
+            return;
+        }
+        let mut header = doc.path.clone();
         for h in &b.heading {
             header.push_str(" › ");
             header.push_str(h);
@@ -109,27 +108,33 @@ fn flush(cur: &mut Option<Building>, doc: &Document, out: &mut Vec<Chunk>) {
 fn markdown_heading(line: &str) -> Option<(usize, String)> {
     let level = line.chars().take_while(|&c| c == '#').count();
     let rest = line.get(level..)?;
-    (1..=6).contains(&level).then_some(())?;
-    rest.starts_with(' ')
-        .then(|| (level, rest.trim().to_string()))
+    ((1..=6).contains(&level) && rest.starts_with(' ')).then(|| (level, rest.trim().to_string()))
 }
 
-/// A line that alone exceeds the budget is cut between words.
-fn split_long_line(line: &str, max_tokens: usize, count: &dyn Fn(&str) -> usize) -> Vec<String> {
-    if count(line) <= max_tokens {
-        return vec![line.to_string()];
+/// The line with its token count, or its word-aligned pieces if it alone
+/// exceeds the budget.
+fn split_long_line(
+    line: &str,
+    max_tokens: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> Vec<(String, usize)> {
+    let total = count(line);
+    if total <= max_tokens {
+        return vec![(line.to_string(), total)];
     }
-    let mut parts = vec![String::new()];
+    let mut parts: Vec<(String, usize)> = Vec::new();
+    let (mut cur, mut cur_tokens) = (String::new(), 0);
     for word in line.split_inclusive(' ') {
-        let last = parts
-            .last_mut()
-            .map(|p| format!("{p}{word}"))
-            .unwrap_or_default();
-        if count(&last) > max_tokens && parts.last().is_some_and(|p| !p.is_empty()) {
-            parts.push(word.to_string());
-        } else if let Some(p) = parts.last_mut() {
-            *p = last;
+        let t = count(word);
+        if cur_tokens + t > max_tokens && !cur.is_empty() {
+            parts.push((std::mem::take(&mut cur), cur_tokens));
+            cur_tokens = 0;
         }
+        cur.push_str(word);
+        cur_tokens += t;
+    }
+    if !cur.is_empty() {
+        parts.push((cur, cur_tokens));
     }
     parts
 }
@@ -150,20 +155,23 @@ mod tests {
     }
 
     #[test]
-    fn packs_paragraphs_with_line_ranges_and_breadcrumbs() {
-        let text = "# Guide\n\nintro words here\n\n## Setup\n\none two three four\nfive six\n\nseven eight nine ten eleven\n";
-        let chunks = chunk_document(&doc(text), 8, &words);
-        assert_eq!(chunks[0].lines, (1, 4));
+    fn packs_lines_with_line_ranges_and_breadcrumbs() {
+        let text = "# Guide\n\nintro words here\n\n## Setup\n\none two three four five six seven\n\
+                    eight nine ten eleven twelve\n\nthirteen fourteen fifteen sixteen seventeen\n";
+        let chunks = chunk_document(&doc(text), 16, &words);
+        assert_eq!(chunks[0].lines.0, 1);
         assert_eq!(chunks[0].heading, ["Guide"]);
         assert!(chunks[0].text.starts_with("notes/a.md › Guide\n# Guide"));
-        let setup: Vec<_> = chunks
-            .iter()
-            .filter(|c| c.heading == ["Guide", "Setup"])
-            .collect();
-        assert!(setup.len() >= 2);
-        assert!(setup.iter().all(|c| words(&c.text) <= 8 + 5));
-        assert_eq!(setup[0].lines.0, 5);
-        assert_eq!(chunks.last().map(|c| c.lines.1), Some(10));
+        let last = chunks.last().expect("chunks");
+        assert_eq!(last.heading, ["Guide", "Setup"]);
+        assert_eq!(last.lines.1, 10);
+        assert!(chunks.len() >= 2);
+        // Every line of the document lands in exactly one chunk.
+        let covered: usize = chunks.iter().map(|c| c.lines.1 - c.lines.0 + 1).sum();
+        assert!(covered <= 10);
+        for c in &chunks {
+            assert!(words(&c.text) <= 16 + 8, "{c:?}");
+        }
     }
 
     #[test]
@@ -172,8 +180,8 @@ mod tests {
             .map(|i| format!("w{i}"))
             .collect::<Vec<_>>()
             .join(" ");
-        let chunks = chunk_document(&doc(&line), 10, &words);
-        assert!(chunks.len() >= 5);
+        let chunks = chunk_document(&doc(&line), 16, &words);
+        assert!(chunks.len() >= 3);
         let rejoined: Vec<String> = chunks
             .iter()
             .flat_map(|c| {
@@ -184,7 +192,7 @@ mod tests {
                     .collect::<Vec<_>>()
             })
             .collect();
-        assert_eq!(rejoined.len(), 50);
-        assert!(rejoined.iter().all(|w| w.starts_with('w')));
+        let want: Vec<String> = (0..50).map(|i| format!("w{i}")).collect();
+        assert_eq!(rejoined, want);
     }
 }

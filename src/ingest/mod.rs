@@ -2,7 +2,9 @@
 //! starts with `path › heading`) because each chunk is encoded alone.
 
 mod chunk;
+pub mod extract;
+mod html;
 mod walk;
 
-pub use chunk::{chunk_document, Chunk};
-pub use walk::{read_folder, Document, Skipped, MAX_FILE_BYTES};
+pub use chunk::{chunk_document, Chunk, Document};
+pub use walk::{walk, FileEntry, Skipped, MAX_FILE_BYTES};

@@ -1,128 +1,132 @@
-//! Reading a folder's text files. A bad file never aborts the run: it is
-//! skipped with a reason the caller reports.
+//! Finding a folder's files as ripgrep does (`.gitignore`, `.ignore`, hidden
+//! files skipped), following symlinks only while they stay inside the folder.
+//! A bad entry never aborts the walk: it is skipped with a reason.
 
 use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
 
-/// Files larger than this are skipped (they are rarely prose worth encoding).
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Files larger than this are skipped (rarely prose worth encoding).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
-const TEXT_EXTENSIONS: &[&str] = &[
-    "md", "markdown", "txt", "text", "rst", "adoc", "org", "rs", "py", "js", "ts", "go", "c", "h",
-    "cpp", "hpp", "java", "kt", "rb", "sh", "toml", "yaml", "yml", "json", "csv", "sql",
-];
-
-/// A readable UTF-8 text file, path relative to the folder.
+/// A file found by the walk (not yet read).
 #[derive(Clone, Debug)]
-pub struct Document {
-    pub path: PathBuf,
-    pub text: String,
+pub struct FileEntry {
+    /// Path relative to the folder, `/`-separated.
+    pub rel: String,
+    pub abs: PathBuf,
+    pub size: u64,
+    /// Modification time, nanoseconds since the epoch.
+    pub mtime_ns: u128,
 }
 
-/// A file that was not read, and why.
-#[derive(Clone, Debug)]
+/// A file that was not indexed, and why.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Skipped {
-    pub path: PathBuf,
+    pub path: String,
     pub reason: String,
 }
 
-/// Reads every text file under `root` (hidden entries skipped, symlinks not
-/// followed), sorted by path.
-pub fn read_folder(root: &Path) -> std::io::Result<(Vec<Document>, Vec<Skipped>)> {
-    let (mut docs, mut skipped) = (Vec::new(), Vec::new());
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
+/// Lists the indexable files under `root`, sorted by path.
+pub fn walk(root: &Path) -> std::io::Result<(Vec<FileEntry>, Vec<Skipped>)> {
+    let root = root.canonicalize()?;
+    if !root.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            "not a folder",
+        ));
+    }
+    let (mut files, mut skipped) = (Vec::new(), Vec::new());
+    let walker = ignore::WalkBuilder::new(&root)
+        .follow_links(true)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker {
+        let entry = match entry {
             Ok(e) => e,
-            Err(e) if dir == root => return Err(e),
             Err(e) => {
+                let path = error_path(&e).map(|p| rel(&root, &p)).unwrap_or_default();
                 skipped.push(Skipped {
-                    path: rel(root, &dir),
-                    reason: e.to_string(),
+                    path,
+                    reason: short_error(&e),
                 });
                 continue;
             }
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if entry.file_name().to_string_lossy().starts_with('.') {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let rel_path = rel(&root, path);
+        match path.canonicalize() {
+            Ok(real) if real.starts_with(&root) => {}
+            Ok(_) => {
+                skipped.push(Skipped {
+                    path: rel_path,
+                    reason: "symlink leaves the folder".into(),
+                });
                 continue;
             }
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => match read_text(&path) {
-                    Ok(Some(text)) => docs.push(Document {
-                        path: rel(root, &path),
-                        text,
-                    }),
-                    Ok(None) => {}
-                    Err(reason) => skipped.push(Skipped {
-                        path: rel(root, &path),
-                        reason,
-                    }),
-                },
-                _ => {} // symlinks and special files are not followed
+            Err(e) => {
+                skipped.push(Skipped {
+                    path: rel_path,
+                    reason: e.to_string(),
+                });
+                continue;
             }
         }
+        if super::extract::kind(path).is_none() {
+            continue; // not a format we index: silently ignored, like images
+        }
+        match entry.metadata() {
+            Ok(m) if m.len() > MAX_FILE_BYTES => skipped.push(Skipped {
+                path: rel_path,
+                reason: format!("larger than {} MiB", MAX_FILE_BYTES >> 20),
+            }),
+            Ok(m) => files.push(FileEntry {
+                rel: rel_path,
+                abs: path.to_path_buf(),
+                size: m.len(),
+                mtime_ns: m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos()),
+            }),
+            Err(e) => skipped.push(Skipped {
+                path: rel_path,
+                reason: e.to_string(),
+            }),
+        }
     }
-    docs.sort_by(|a, b| a.path.cmp(&b.path));
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok((docs, skipped))
+    Ok((files, skipped))
 }
 
-fn rel(root: &Path, p: &Path) -> PathBuf {
-    p.strip_prefix(root).unwrap_or(p).to_path_buf()
+fn rel(root: &Path, p: &Path) -> String {
+    let r = p.strip_prefix(root).unwrap_or(p);
+    r.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
-/// `Ok(None)`: not a text file we index. `Err`: a text file we cannot use.
-fn read_text(path: &Path) -> Result<Option<String>, String> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    if !ext.is_some_and(|e| TEXT_EXTENSIONS.contains(&e.as_str())) {
-        return Ok(None);
+fn error_path(e: &ignore::Error) -> Option<PathBuf> {
+    match e {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child.clone()),
+        _ => None,
     }
-    let len = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    if len > MAX_FILE_BYTES {
-        return Err(format!("larger than {} MiB", MAX_FILE_BYTES >> 20));
-    }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    if bytes.contains(&0) {
-        return Err("binary content".into());
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|e| format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_text_and_reports_bad_files() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let d = dir.path();
-        std::fs::write(d.join("a.md"), "# A\nhello").expect("write");
-        std::fs::create_dir(d.join("sub")).expect("mkdir");
-        std::fs::write(d.join("sub/b.txt"), "world").expect("write");
-        std::fs::write(d.join("bad.txt"), b"caf\xe9").expect("write");
-        std::fs::write(d.join("bin.txt"), b"\x00\x01").expect("write");
-        std::fs::write(d.join("image.png"), b"\x89PNG").expect("write");
-        std::fs::write(d.join(".hidden.md"), "secret").expect("write");
-        let (docs, skipped) = read_folder(d).expect("read");
-        let names: Vec<_> = docs
-            .iter()
-            .map(|d| d.path.to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["a.md", "sub/b.txt"]);
-        let reasons: Vec<_> = skipped
-            .iter()
-            .map(|s| (s.path.to_string_lossy().into_owned(), s.reason.clone()))
-            .collect();
-        assert_eq!(reasons[0].0, "bad.txt");
-        assert!(reasons[0].1.contains("UTF-8"));
-        assert_eq!(reasons[1], ("bin.txt".into(), "binary content".into()));
-        assert_eq!(reasons.len(), 2);
+fn short_error(e: &ignore::Error) -> String {
+    match e {
+        ignore::Error::Loop { .. } => "symlink loop".into(),
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => short_error(err),
+        other => other.to_string(),
     }
 }

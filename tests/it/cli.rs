@@ -5,11 +5,13 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::common::tiny_model_path;
+use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
 
 fn ape_chat(cache: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
     c.env("APE_CHAT_CACHE_DIR", cache)
+        .env("APE_CHAT_EMBED_MODEL", embed_model_dir())
+        .env("ORT_DYLIB_PATH", ort_lib())
         .env("NO_COLOR", "1")
         .env_remove("APE_CHAT_MODEL");
     c
@@ -169,7 +171,10 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
     let first = ask("ape");
     let stats = record(&first, "stats");
     assert_eq!(stats["mode"], "ape");
-    assert_eq!(stats["chunks_encoded"], 3);
+    assert_eq!(
+        stats["chunks_encoded"], 0,
+        "the index update encodes every chunk first"
+    );
     for key in [
         "retrieval_ms",
         "state_load_ms",
@@ -185,7 +190,7 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
         .clone();
     assert_eq!(sources.len(), 3);
     assert_eq!(sources[0]["path"], "backup-policy.md");
-    assert_eq!(sources[0]["heading"][1], "Retention");
+    assert!(sources[0]["bm25_rank"].is_u64() || sources[0]["dense_rank"].is_u64());
     let streamed: String = first
         .iter()
         .filter(|v| v["type"] == "token")
@@ -196,14 +201,8 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
         record(&first, "answer")["text"].as_str().expect("text")
     );
 
-    let again = ask("parallel");
-    assert_eq!(
-        record(&again, "stats")["chunks_encoded"],
-        0,
-        "states must come from the cache"
-    );
-    let seq = ask("sequential");
-    assert_eq!(record(&seq, "stats")["mode"], "sequential");
+    assert_eq!(record(&ask("parallel"), "stats")["mode"], "parallel");
+    assert_eq!(record(&ask("sequential"), "stats")["mode"], "sequential");
 }
 
 #[test]
@@ -215,15 +214,20 @@ fn a_corrupted_cache_entry_is_rebuilt_not_used() {
     };
     let clean = ask();
     let files: Vec<_> = walk(&cache.path().join("kv"));
-    assert_eq!(files.len(), 2);
-    let mut bytes = std::fs::read(&files[0]).expect("read");
-    let at = bytes.len() - 7;
-    bytes[at] ^= 0x55;
-    std::fs::write(&files[0], bytes).expect("write");
+    assert!(files.len() >= 2);
+    for f in &files {
+        let mut bytes = std::fs::read(f).expect("read");
+        let at = bytes.len() - 7;
+        bytes[at] ^= 0x55;
+        std::fs::write(f, bytes).expect("write");
+    }
     let rebuilt = ask();
     let stats = record(&rebuilt, "stats");
-    assert_eq!(stats["chunks_encoded"], 1);
-    assert_eq!(stats["cache_rejected"], 1);
+    assert_eq!(
+        stats["cache_rejected"], 2,
+        "both retrieved states were corrupt"
+    );
+    assert_eq!(stats["chunks_encoded"], 2);
     assert_eq!(
         record(&clean, "answer")["text"],
         record(&rebuilt, "answer")["text"]

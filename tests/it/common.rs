@@ -35,3 +35,14 @@ pub fn engine() -> &'static Engine {
 pub fn layout() -> PromptLayout {
     PromptLayout::new(engine(), ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT).expect("layout")
 }
+
+/// The embedding model installed by `scripts/setup.sh` (tests that isolate
+/// the cache dir must point the binary at it).
+pub fn embed_model_dir() -> PathBuf {
+    ape_chat::paths::cache_dir().join("embed/all-MiniLM-L6-v2")
+}
+
+/// The ONNX Runtime library installed by `scripts/setup.sh`.
+pub fn ort_lib() -> PathBuf {
+    ape_chat::paths::cache_dir().join("lib/libonnxruntime.so.1.31.1")
+}

@@ -1,0 +1,153 @@
+//! `ape-chat index DIR`: bring a folder's index and KV-state cache up to
+//! date, with a progress bar (stderr) or a JSON report (stdout).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::style::{bold, dim};
+use super::{ModelArgs, CANCEL};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::Engine;
+use crate::index::dense::{EmbedOptions, Embedder};
+use crate::index::{FolderIndex, IndexProgress, Llm, UpdateReport};
+use crate::kvstore::KvStore;
+
+/// Flags shared by every command that reads a folder.
+#[derive(Debug, Clone, Args)]
+pub struct FolderArgs {
+    /// Target chunk size in model tokens.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub chunk_tokens: usize,
+    /// Sentence-embedding model directory (ONNX + tokenizer files).
+    #[arg(long, env = "APE_CHAT_EMBED_MODEL", value_name = "DIR")]
+    pub embed_model: Option<PathBuf>,
+    /// ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24).
+    #[arg(long, env = "ORT_DYLIB_PATH", value_name = "PATH")]
+    pub ort_lib: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The folder to index.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    #[command(flatten)]
+    folder: FolderArgs,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Everything answering needs, with the index up to date.
+pub struct Prepared<'e> {
+    pub llm: Llm<'e>,
+    pub index: FolderIndex,
+    pub embedder: Embedder,
+    pub report: UpdateReport,
+}
+
+/// Opens the folder's index and updates it, showing progress unless `quiet`.
+pub fn prepare<'e>(
+    engine: &'e Engine,
+    args: &FolderArgs,
+    dir: &Path,
+    quiet: bool,
+) -> anyhow::Result<Prepared<'e>> {
+    anyhow::ensure!(
+        args.chunk_tokens >= 16,
+        "--chunk-tokens must be at least 16"
+    );
+    let llm = Llm::new(engine, DEFAULT_SYSTEM_PROMPT, KvStore::default_location())?;
+    let mut o = EmbedOptions::default();
+    if let Some(d) = &args.embed_model {
+        o.model_dir = d.clone();
+    }
+    o.ort_lib = args.ort_lib.clone();
+    let mut embedder = Embedder::load(&o)?;
+    let mut index = FolderIndex::open(dir, &llm, args.chunk_tokens)
+        .map_err(|e| anyhow::anyhow!("cannot index {}: {e}", dir.display()))?;
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(0)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} indexing {wide_bar} {pos}/{len} chunks · ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let report = index.update(&llm, &mut embedder, &CANCEL, &mut |p| match p {
+        IndexProgress::Skipped(s) if !quiet => {
+            bar.suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason))))
+        }
+        IndexProgress::Skipped(_) => {}
+        IndexProgress::Chunks { done, total } => {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    })?;
+    bar.finish_and_clear();
+    Ok(Prepared {
+        llm,
+        index,
+        embedder,
+        report,
+    })
+}
+
+pub fn run(model: &ModelArgs, args: &IndexArgs) -> anyhow::Result<ExitCode> {
+    let engine = model.load(2048)?;
+    let p = prepare(&engine, &args.folder, &args.dir, args.json)?;
+    let r = &p.report;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(r)?);
+    } else {
+        print_summary(r);
+    }
+    Ok(if r.cancelled {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_summary(r: &UpdateReport) {
+    let t = &r.timings_ms;
+    println!(
+        "{} {} files seen: {} indexed, {} unchanged, {} removed, {} skipped",
+        bold("index"),
+        r.files_seen,
+        r.files_indexed,
+        r.files_unchanged,
+        r.files_removed,
+        r.files_skipped.len()
+    );
+    println!(
+        "  {} chunks ({} tokens): +{} −{} · {} states encoded, {} cache hits · {} embedded",
+        r.chunks,
+        r.tokens,
+        r.chunks_added,
+        r.chunks_removed,
+        r.chunks_encoded,
+        r.cache_hits,
+        r.chunks_embedded
+    );
+    println!(
+        "  {:.1} MB on disk · {}",
+        r.bytes_on_disk as f64 / 1e6,
+        dim(&format!(
+            "walk {:.0} ms, chunk {:.0} ms, bm25 {:.0} ms, embed {:.0} ms, encode {:.0} ms, commit {:.0} ms, total {:.1} s",
+            t.walk, t.extract_chunk, t.bm25, t.embed, t.encode, t.commit, t.total / 1e3
+        ))
+    );
+    for s in &r.files_skipped {
+        println!("  {}", dim(&format!("skipped {}: {}", s.path, s.reason)));
+    }
+    if r.cancelled {
+        println!("stopped: run the same command again to resume");
+    }
+}

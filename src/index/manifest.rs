@@ -1,0 +1,127 @@
+//! What the index knows about each file: size, mtime and content hash, and
+//! the chunks it produced. Written last in every commit, so after a crash it
+//! never claims work that did not reach the other stores.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fsutil::write_atomic;
+
+/// Bump when the manifest's meaning changes; an older manifest is rebuilt.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// Stable id of a chunk in this index (BM25 doc, vector and manifest key).
+pub type ChunkId = u64;
+
+/// Everything recorded per indexed file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileRecord {
+    pub size: u64,
+    pub mtime_ns: u128,
+    /// blake3 of the file's bytes.
+    pub hash: String,
+    pub chunks: Vec<ChunkId>,
+}
+
+/// A chunk's metadata (its text lives in the BM25 store).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChunkRecord {
+    pub path: String,
+    pub lines: (usize, usize),
+    pub heading: Vec<String>,
+    /// Tokens the chunk encodes to.
+    pub tokens: usize,
+    /// Key of its KV state in the state store.
+    pub state: String,
+}
+
+/// The index's persistent bookkeeping.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub version: u32,
+    /// What the chunks depend on: LLM identity, chunk size, shared prefix.
+    pub model: String,
+    pub chunk_tokens: usize,
+    pub prefix: String,
+    pub next_id: ChunkId,
+    pub files: BTreeMap<String, FileRecord>,
+    pub chunks: BTreeMap<ChunkId, ChunkRecord>,
+}
+
+impl Manifest {
+    /// An empty manifest for this model, chunk size and prefix.
+    pub fn new(model: String, chunk_tokens: usize, prefix: String) -> Self {
+        Self {
+            version: MANIFEST_VERSION,
+            model,
+            chunk_tokens,
+            prefix,
+            next_id: 1,
+            files: BTreeMap::new(),
+            chunks: BTreeMap::new(),
+        }
+    }
+
+    /// Loads the manifest at `path`; `None` if absent, unreadable, of another
+    /// version, or made for another model/chunk size (the caller rebuilds).
+    pub fn load(path: &Path, model: &str, chunk_tokens: usize) -> Option<Self> {
+        let bytes = std::fs::read(path).ok()?;
+        let m: Manifest = serde_json::from_slice(&bytes).ok()?;
+        (m.version == MANIFEST_VERSION && m.model == model && m.chunk_tokens == chunk_tokens)
+            .then_some(m)
+    }
+
+    /// Writes atomically.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let json = serde_json::to_vec(self).map_err(std::io::Error::other)?;
+        write_atomic(path, &[&json])
+    }
+
+    /// Forgets `path` and its chunks; returns the removed chunk ids.
+    pub fn remove_file(&mut self, path: &str) -> Vec<ChunkId> {
+        let ids = self
+            .files
+            .remove(path)
+            .map(|f| f.chunks)
+            .unwrap_or_default();
+        for id in &ids {
+            self.chunks.remove(id);
+        }
+        ids
+    }
+
+    /// A fresh chunk id.
+    pub fn allocate(&mut self) -> ChunkId {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_or_foreign_manifests_are_not_loaded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("manifest.json");
+        let mut m = Manifest::new("m1".into(), 256, "p".into());
+        let id = m.allocate();
+        m.files.insert(
+            "a.md".into(),
+            FileRecord {
+                chunks: vec![id],
+                ..Default::default()
+            },
+        );
+        m.save(&p).expect("save");
+        assert!(Manifest::load(&p, "m1", 256).is_some());
+        assert!(Manifest::load(&p, "m2", 256).is_none());
+        assert!(Manifest::load(&p, "m1", 128).is_none());
+        std::fs::write(&p, "{ not json").expect("write");
+        assert!(Manifest::load(&p, "m1", 256).is_none());
+    }
+}
