@@ -1,0 +1,269 @@
+//! `ape-chat index`: what gets indexed, what is skipped and why, and exact
+//! incremental behaviour after edits, deletes and renames.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
+
+fn ape_chat(cache: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
+    c.env("APE_CHAT_CACHE_DIR", cache)
+        .env("APE_CHAT_EMBED_MODEL", embed_model_dir())
+        .env("ORT_DYLIB_PATH", ort_lib())
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn index(cache: &Path, dir: &Path) -> Value {
+    let out = ape_chat(cache)
+        .args(["index", "--json", "--chunk-tokens", "64"])
+        .arg(dir)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json report")
+}
+
+fn manifest(cache: &Path) -> Value {
+    let dirs: Vec<_> = fs::read_dir(cache.join("indexes"))
+        .expect("indexes")
+        .flatten()
+        .collect();
+    assert_eq!(dirs.len(), 1);
+    serde_json::from_slice(&fs::read(dirs[0].path().join("manifest.json")).expect("manifest"))
+        .expect("json")
+}
+
+fn n(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} missing in {v}"))
+}
+
+const NOTES: &str = "# Field guide\n\nThe heron stands in shallow water at dawn.\n\n## Nesting\n\n\
+Herons nest in colonies called heronries, high in old trees.\n\
+A heronry on the east bank held forty nests in spring.\n\n## Feeding\n\n\
+They eat fish, frogs and small mammals, striking with the bill.\n";
+
+/// A folder with every kind of file the walker must handle; returns the
+/// secret text that lives outside it.
+fn fixture(root: &Path, outside: &Path) -> &'static str {
+    fs::write(root.join("notes.md"), NOTES).expect("write");
+    let readme: String = (1..=6)
+        .map(|i| {
+            format!(
+                "Paragraph {i} of the readme describes step {i} of the setup in plain words.\n\n"
+            )
+        })
+        .collect();
+    fs::write(root.join("readme.txt"), readme).expect("write");
+    fs::write(root.join("lib.rs"), "/// Turns a quasar inside out.\npub fn frobnicate_quasar(x: u32) -> u32 {\n    x.rotate_left(7)\n}\n").expect("write");
+    fs::write(
+        root.join("page.html"),
+        "<html><body><h1>Release</h1><p>Version 9 adds <b>dark mode</b>.</p></body></html>",
+    )
+    .expect("write");
+    fs::write(root.join("blob.txt"), b"\x00\x01\x02binary").expect("write");
+    fs::write(root.join("latin1.md"), b"caf\xe9 au lait").expect("write");
+    fs::write(root.join("picture.png"), b"\x89PNG\r\n").expect("write");
+    fs::write(root.join(".gitignore"), "ignored.md\n").expect("write");
+    fs::write(root.join("ignored.md"), "never indexed").expect("write");
+    fs::create_dir(root.join("sub")).expect("mkdir");
+    std::os::unix::fs::symlink(root, root.join("sub/loop")).expect("symlink loop");
+    let secret = "The vault combination is 7-3-1-9.";
+    fs::write(outside.join("secret.md"), secret).expect("write");
+    std::os::unix::fs::symlink(outside.join("secret.md"), root.join("escape.md")).expect("symlink");
+    secret
+}
+
+#[test]
+fn indexes_text_formats_and_reports_every_bad_file() {
+    let (cache, root, outside) = (tempdir(), tempdir(), tempdir());
+    let secret = fixture(root.path(), outside.path());
+    let r = index(cache.path(), root.path());
+
+    assert_eq!(n(&r, "files_indexed"), 4, "{r}");
+    let skipped: Vec<(String, String)> = r["files_skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap_or("").to_string(),
+                s["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let reason = |p: &str| {
+        skipped
+            .iter()
+            .find(|(path, _)| path == p)
+            .map(|(_, r)| r.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(reason("blob.txt"), "binary content");
+    assert!(reason("latin1.md").contains("invalid UTF-8"), "{skipped:?}");
+    assert_eq!(reason("escape.md"), "symlink leaves the folder");
+    assert!(
+        skipped.iter().any(|(_, r)| r == "symlink loop"),
+        "{skipped:?}"
+    );
+    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert_eq!(
+        n(&r, "chunks_encoded") + n(&r, "cache_hits"),
+        n(&r, "chunks")
+    );
+    assert_eq!(n(&r, "chunks_embedded"), n(&r, "chunks"));
+    for stage in [
+        "walk",
+        "extract_chunk",
+        "bm25",
+        "embed",
+        "encode",
+        "commit",
+        "total",
+    ] {
+        assert!(r["timings_ms"][stage].is_number(), "{stage}");
+    }
+
+    let m = manifest(cache.path());
+    let files: Vec<&String> = m["files"].as_object().expect("files").keys().collect();
+    assert_eq!(files, ["lib.rs", "notes.md", "page.html", "readme.txt"]);
+    let notes: Vec<&Value> = m["chunks"]
+        .as_object()
+        .expect("chunks")
+        .values()
+        .filter(|c| c["path"] == "notes.md")
+        .collect();
+    assert!(notes.len() >= 2, "64-token chunks split the notes");
+    let mut next_line = 1;
+    for c in &notes {
+        let (a, b) = (
+            c["lines"][0].as_u64().unwrap_or(0),
+            c["lines"][1].as_u64().unwrap_or(0),
+        );
+        assert!(a >= next_line && b >= a && b <= 14, "lines {a}-{b}");
+        next_line = b + 1;
+    }
+    let feeding = notes.iter().find(|c| {
+        c["heading"]
+            .as_array()
+            .is_some_and(|h| h.len() == 2 && h[1] == "Feeding")
+    });
+    assert!(feeding.is_some(), "breadcrumbs reach the Feeding section");
+    assert!(!fs::read_to_string(
+        cache
+            .path()
+            .join("indexes")
+            .read_dir()
+            .expect("dir")
+            .flatten()
+            .next()
+            .expect("index")
+            .path()
+            .join("manifest.json")
+    )
+    .expect("read")
+    .contains(secret));
+}
+
+#[test]
+fn reindexing_does_exactly_the_work_that_changed() {
+    let (cache, root, outside) = (tempdir(), tempdir(), tempdir());
+    fixture(root.path(), outside.path());
+    let first = index(cache.path(), root.path());
+    let before = manifest(cache.path());
+    let chunks_of =
+        |m: &Value, p: &str| m["files"][p]["chunks"].as_array().map_or(0, Vec::len) as u64;
+
+    let noop = index(cache.path(), root.path());
+    assert_eq!(n(&noop, "files_indexed"), 0);
+    assert_eq!(n(&noop, "files_unchanged"), 4);
+    assert_eq!(n(&noop, "chunks_encoded") + n(&noop, "chunks_embedded"), 0);
+    assert_eq!(n(&noop, "chunks"), n(&first, "chunks"));
+
+    // Edit the last paragraph of readme, delete lib.rs, rename page.html.
+    let readme = fs::read_to_string(root.path().join("readme.txt")).expect("read");
+    fs::write(
+        root.path().join("readme.txt"),
+        readme.replace("step 6 of the setup", "the final check"),
+    )
+    .expect("write");
+    fs::remove_file(root.path().join("lib.rs")).expect("rm");
+    fs::rename(
+        root.path().join("page.html"),
+        root.path().join("sub/release.html"),
+    )
+    .expect("mv");
+    let r = index(cache.path(), root.path());
+    let after = manifest(cache.path());
+
+    assert_eq!(n(&r, "files_indexed"), 2, "edited + renamed: {r}");
+    assert_eq!(n(&r, "files_removed"), 2, "deleted + renamed away: {r}");
+    assert_eq!(n(&r, "files_unchanged"), 1, "{r}");
+    let removed = chunks_of(&before, "readme.txt")
+        + chunks_of(&before, "lib.rs")
+        + chunks_of(&before, "page.html");
+    let added = chunks_of(&after, "readme.txt") + chunks_of(&after, "sub/release.html");
+    assert_eq!(n(&r, "chunks_removed"), removed);
+    assert_eq!(n(&r, "chunks_added"), added);
+    assert_eq!(n(&r, "chunks"), n(&first, "chunks") - removed + added);
+    // Unchanged readme chunks come from the cache; only changed text is encoded.
+    assert!(n(&r, "cache_hits") >= 1, "{r}");
+    assert_eq!(n(&r, "chunks_encoded") + n(&r, "cache_hits"), added);
+    assert!(
+        n(&r, "chunks_encoded") <= 1 + chunks_of(&after, "sub/release.html"),
+        "{r}"
+    );
+
+    // Deleted text is never cited again.
+    let out = ape_chat(cache.path())
+        .args([
+            "--ask",
+            "What does frobnicate_quasar do?",
+            "--json",
+            "--max-tokens",
+            "4",
+            "--top-k",
+            "8",
+        ])
+        .args(["--chunk-tokens", "64"])
+        .arg(root.path())
+        .arg("--model")
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let sources = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "sources")
+        .expect("sources");
+    let paths: Vec<&str> = sources["sources"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|s| s["path"].as_str())
+        .collect();
+    assert!(!paths.contains(&"lib.rs"), "{paths:?}");
+    assert!(paths.contains(&"sub/release.html"), "{paths:?}");
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("tempdir")
+}
