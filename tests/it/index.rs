@@ -267,3 +267,68 @@ fn reindexing_does_exactly_the_work_that_changed() {
 fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("tempdir")
 }
+
+#[test]
+fn a_run_killed_mid_caching_resumes_and_stays_consistent() {
+    let (cache, root) = (tempdir(), tempdir());
+    for i in 0..40 {
+        let body: String = (0..6)
+            .map(|j| format!("File {i} paragraph {j}: the {i}th lantern burns {j} hours.\n\n"))
+            .collect();
+        fs::write(root.path().join(format!("doc{i:02}.md")), body).expect("write");
+    }
+    let mut child = ape_chat(cache.path())
+        .args(["index", "--json", "--chunk-tokens", "64"])
+        .arg(root.path())
+        .arg("--model")
+        .arg(tiny_model_path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Wait for the first commit, then kill without warning.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let committed = loop {
+        let found = fs::read_dir(cache.path().join("indexes"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|d| d.path().join("manifest.json").exists());
+        if found || std::time::Instant::now() > deadline {
+            break found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("wait");
+    assert!(committed, "no commit within the deadline");
+    assert!(
+        !status.success(),
+        "the indexer finished before it was killed"
+    );
+
+    let r = index(cache.path(), root.path());
+    assert_eq!(n(&r, "files_indexed") + n(&r, "files_unchanged"), 40, "{r}");
+    assert!(
+        n(&r, "files_unchanged") >= 1,
+        "committed files are not redone: {r}"
+    );
+    assert!(
+        n(&r, "files_indexed") >= 1,
+        "the kill interrupted real work: {r}"
+    );
+    let m = manifest(cache.path());
+    let listed: usize = m["files"]
+        .as_object()
+        .expect("files")
+        .values()
+        .map(|f| f["chunks"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(listed as u64, n(&r, "chunks"));
+    let again = index(cache.path(), root.path());
+    assert_eq!(
+        n(&again, "files_indexed") + n(&again, "chunks_encoded") + n(&again, "chunks_embedded"),
+        0,
+        "{again}"
+    );
+}
