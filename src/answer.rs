@@ -57,7 +57,10 @@ pub fn ask(
     let (mut states, mut encoded, mut rejected) = (Vec::new(), 0, 0);
     for (hit, chunk) in &hits {
         match llm.store.get(&llm.prefix, &chunk.state) {
-            Lookup::Hit(s) => states.push(s),
+            Lookup::Hit(s) => {
+                llm.store.touch(&chunk.state);
+                states.push(s);
+            }
             other => {
                 rejected += usize::from(matches!(other, Lookup::Rejected(_)));
                 let text = index.text(hit.id)?.unwrap_or_default();

@@ -78,3 +78,186 @@ impl KvStore {
         Ok(key)
     }
 }
+
+/// Size of the store.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct CacheStats {
+    pub entries: usize,
+    pub bytes: u64,
+    /// Entries some folder index refers to.
+    pub referenced: usize,
+    pub referenced_bytes: u64,
+}
+
+/// What a garbage collection removed.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct GcReport {
+    pub temp_files_removed: usize,
+    pub unreferenced_removed: usize,
+    pub evicted: usize,
+    pub bytes_freed: u64,
+    pub bytes_after: u64,
+}
+
+struct Entry {
+    key: String,
+    path: PathBuf,
+    bytes: u64,
+    used: std::time::SystemTime,
+}
+
+impl KvStore {
+    fn entries(&self) -> (Vec<Entry>, Vec<PathBuf>) {
+        let (mut entries, mut temps) = (Vec::new(), Vec::new());
+        for sub in std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for f in std::fs::read_dir(sub.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let path = f.path();
+                let name = f.file_name().to_string_lossy().into_owned();
+                let Ok(meta) = f.metadata() else { continue };
+                if name.ends_with(".tmp") {
+                    temps.push(path);
+                } else if let Some(key) = name.strip_suffix(".kvstate") {
+                    let used = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+                    entries.push(Entry {
+                        key: key.to_string(),
+                        path,
+                        bytes: meta.len(),
+                        used,
+                    });
+                }
+            }
+        }
+        (entries, temps)
+    }
+
+    /// Marks entry `key` as just used (its mtime is the LRU clock).
+    pub fn touch(&self, key: &str) {
+        if let Ok(f) = std::fs::File::options().write(true).open(self.path(key)) {
+            let _ = f.set_modified(std::time::SystemTime::now());
+        }
+    }
+
+    /// Entry count and bytes, and how many are `referenced`.
+    pub fn stats(&self, referenced: &std::collections::HashSet<String>) -> CacheStats {
+        let (entries, _) = self.entries();
+        let mut s = CacheStats::default();
+        for e in &entries {
+            s.entries += 1;
+            s.bytes += e.bytes;
+            if referenced.contains(&e.key) {
+                s.referenced += 1;
+                s.referenced_bytes += e.bytes;
+            }
+        }
+        s
+    }
+
+    /// Removes leftover temp files of killed writers (older than a minute),
+    /// entries no index refers to, then least-recently-used entries until the
+    /// store fits in `budget` bytes. Evicted entries that an index still
+    /// refers to are re-encoded by its next update.
+    pub fn gc(&self, referenced: &std::collections::HashSet<String>, budget: u64) -> GcReport {
+        let mut r = GcReport::default();
+        let (mut entries, temps) = self.entries();
+        let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        for t in temps {
+            let old = std::fs::metadata(&t)
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m < minute_ago);
+            if old && std::fs::remove_file(&t).is_ok() {
+                r.temp_files_removed += 1;
+            }
+        }
+        entries.retain(|e| {
+            if referenced.contains(&e.key) {
+                return true;
+            }
+            if std::fs::remove_file(&e.path).is_ok() {
+                r.unreferenced_removed += 1;
+                r.bytes_freed += e.bytes;
+            }
+            false
+        });
+        entries.sort_by_key(|e| e.used);
+        let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+        for e in &entries {
+            if total <= budget {
+                break;
+            }
+            if std::fs::remove_file(&e.path).is_ok() {
+                total -= e.bytes;
+                r.evicted += 1;
+                r.bytes_freed += e.bytes;
+            }
+        }
+        r.bytes_after = total;
+        r
+    }
+
+    /// Removes every entry; returns how many.
+    pub fn clear(&self) -> usize {
+        let (entries, temps) = self.entries();
+        temps.iter().for_each(|t| {
+            let _ = std::fs::remove_file(t);
+        });
+        entries
+            .iter()
+            .filter(|e| std::fs::remove_file(&e.path).is_ok())
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn entry(store: &KvStore, key: &str, bytes: usize, age_s: u64) {
+        let p = store.path(key);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, vec![0u8; bytes]).expect("write");
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(age_s);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .expect("open")
+            .set_modified(t)
+            .expect("mtime");
+    }
+
+    #[test]
+    fn gc_drops_unreferenced_then_least_recently_used() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = KvStore::new(dir.path());
+        entry(&store, "aa01", 100, 30); // oldest referenced: evicted first
+        entry(&store, "aa02", 100, 20);
+        entry(&store, "bb03", 100, 10);
+        entry(&store, "cc04", 100, 5); // unreferenced
+        store.touch("aa02"); // now the most recent
+        let refs: HashSet<String> = ["aa01", "aa02", "bb03"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(store.stats(&refs).referenced, 3);
+        let r = store.gc(&refs, 200);
+        assert_eq!(
+            (r.unreferenced_removed, r.evicted, r.bytes_after),
+            (1, 1, 200)
+        );
+        assert!(
+            !store.path("aa01").exists()
+                && store.path("aa02").exists()
+                && store.path("bb03").exists()
+        );
+        assert_eq!(store.clear(), 2);
+        assert_eq!(store.stats(&refs).entries, 0);
+    }
+}

@@ -27,6 +27,22 @@ pub struct FolderArgs {
     /// ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24).
     #[arg(long, env = "ORT_DYLIB_PATH", value_name = "PATH")]
     pub ort_lib: Option<PathBuf>,
+    /// KV-state cache budget in GB; least-recently-used states beyond it are
+    /// evicted after each index update.
+    #[arg(
+        long,
+        env = "APE_CHAT_CACHE_BUDGET_GB",
+        default_value_t = 20.0,
+        value_name = "GB"
+    )]
+    pub cache_budget_gb: f64,
+}
+
+impl FolderArgs {
+    /// The budget in bytes.
+    pub fn budget_bytes(&self) -> u64 {
+        (self.cache_budget_gb.max(0.0) * 1e9) as u64
+    }
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +107,11 @@ pub fn prepare<'e>(
         }
     })?;
     bar.finish_and_clear();
+    let mut report = report;
+    report.gc = Some(
+        llm.store
+            .gc(&crate::index::referenced_states(), args.budget_bytes()),
+    );
     Ok(Prepared {
         llm,
         index,

@@ -3,6 +3,7 @@
 
 mod ask;
 mod bench;
+mod cache;
 mod doctor;
 mod index;
 mod style;
@@ -45,6 +46,9 @@ enum Command {
     /// Index a folder: chunks, BM25, vectors and every chunk's KV state,
     /// incrementally (unchanged files cost nothing).
     Index(index::IndexArgs),
+    /// Inspect or trim the KV-state cache.
+    #[command(subcommand)]
+    Cache(cache::CacheCommand),
     /// Measure speed side by side in one run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -135,6 +139,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Doctor(args)) => doctor::run(&cli.model, &args),
         Some(Command::Index(args)) => index::run(&cli.model, &args),
+        Some(Command::Cache(cmd)) => cache::run(&cmd),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => {
             match cli.ask {

@@ -103,6 +103,8 @@ pub struct UpdateReport {
     pub chunks_encoded: usize,
     pub cache_hits: usize,
     pub bytes_on_disk: u64,
+    /// What the cache budget check after the update removed.
+    pub gc: Option<crate::kvstore::GcReport>,
     pub cancelled: bool,
     pub timings_ms: StageTimes,
 }
@@ -572,4 +574,18 @@ fn dir_size(dir: &Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+/// State keys referenced by any folder index in the cache (what `cache gc`
+/// must keep unless the budget forces eviction).
+pub fn referenced_states() -> std::collections::HashSet<String> {
+    let root = crate::paths::cache_dir().join("indexes");
+    std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|d| std::fs::read(d.path().join("manifest.json")).ok())
+        .filter_map(|b| serde_json::from_slice::<Manifest>(&b).ok())
+        .flat_map(|m| m.chunks.into_values().map(|c| c.state))
+        .collect()
 }

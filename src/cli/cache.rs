@@ -1,0 +1,76 @@
+//! `ape-chat cache stats|gc|clear`: inspect and trim the KV-state cache.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use super::style::bold;
+use crate::index::referenced_states;
+use crate::kvstore::KvStore;
+
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Entries and bytes, and how many an index still refers to.
+    Stats {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove leftovers and unreferenced states, then evict least-recently
+    /// used ones beyond the budget.
+    Gc {
+        /// Budget in GB.
+        #[arg(
+            long,
+            env = "APE_CHAT_CACHE_BUDGET_GB",
+            default_value_t = 20.0,
+            value_name = "GB"
+        )]
+        budget_gb: f64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove every cached state (indexes re-encode them on their next update).
+    Clear,
+}
+
+pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
+    let store = KvStore::default_location();
+    let mb = |b: u64| b as f64 / 1e6;
+    match cmd {
+        CacheCommand::Stats { json } => {
+            let s = store.stats(&referenced_states());
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                println!(
+                    "{} {}",
+                    bold("KV-state cache"),
+                    crate::paths::cache_dir().join("kv").display()
+                );
+                println!("  {} states, {:.1} MB", s.entries, mb(s.bytes));
+                println!(
+                    "  {} referenced by an index ({:.1} MB)",
+                    s.referenced,
+                    mb(s.referenced_bytes)
+                );
+            }
+        }
+        CacheCommand::Gc { budget_gb, json } => {
+            let r = store.gc(&referenced_states(), (budget_gb.max(0.0) * 1e9) as u64);
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                println!(
+                    "removed {} unreferenced, {} least-recently-used, {} temp files: {:.1} MB freed, {:.1} MB left",
+                    r.unreferenced_removed,
+                    r.evicted,
+                    r.temp_files_removed,
+                    mb(r.bytes_freed),
+                    mb(r.bytes_after)
+                );
+            }
+        }
+        CacheCommand::Clear => println!("removed {} cached states", store.clear()),
+    }
+    Ok(ExitCode::SUCCESS)
+}
