@@ -151,15 +151,13 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
         } else {
             format!(" › {}", c.heading.join(" › "))
         };
-        writeln!(
-            out,
-            "  {}. {}:{}-{}{}",
-            i + 1,
-            c.path,
-            c.lines.0,
-            c.lines.1,
-            dim(&heading)
-        )?;
+        let place = match c.pages {
+            Some((a, b)) if a == b => format!("p. {a}"),
+            Some((a, b)) => format!("pp. {a}-{b}"),
+            None => format!("{}-{}", c.lines.0, c.lines.1),
+        };
+        let sep = if c.pages.is_some() { " " } else { ":" };
+        writeln!(out, "  {}. {}{sep}{place}{}", i + 1, c.path, dim(&heading))?;
     }
     let g = &a.generated;
     if std::io::stderr().is_terminal() {
@@ -199,7 +197,7 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         .map(|(i, s)| {
             json!({
                 "path": s.chunk.path, "lines": [s.chunk.lines.0, s.chunk.lines.1],
-                "heading": s.chunk.heading, "rank": i + 1, "bm25_rank": s.hit.bm25_rank,
+                "heading": s.chunk.heading, "pages": s.chunk.pages, "rank": i + 1, "bm25_rank": s.hit.bm25_rank,
                 "dense_rank": s.hit.dense_rank, "score": s.hit.score,
             })
         })

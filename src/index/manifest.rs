@@ -31,6 +31,9 @@ pub struct ChunkRecord {
     pub path: String,
     pub lines: (usize, usize),
     pub heading: Vec<String>,
+    /// Page range, for PDFs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<(usize, usize)>,
     /// Tokens the chunk encodes to.
     pub tokens: usize,
     /// Key of its KV state in the state store.

@@ -321,10 +321,11 @@ impl FolderIndex {
                 }
             }
             match extract(&f.abs, &bytes) {
-                Ok(text) => {
+                Ok(x) => {
                     let doc = Document {
                         path: f.rel.clone(),
-                        text,
+                        text: x.text,
+                        page_starts: x.page_starts,
                     };
                     let chunks = chunk_document(&doc, budget, &|t| llm.count(t));
                     pending.push(Pending {
@@ -383,6 +384,7 @@ impl FolderIndex {
                     path: rel.clone(),
                     lines: c.lines,
                     heading: c.heading.clone(),
+                    pages: c.pages,
                     tokens,
                     state,
                 },

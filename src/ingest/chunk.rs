@@ -7,6 +7,8 @@
 pub struct Document {
     pub path: String,
     pub text: String,
+    /// 1-based lines where each page starts (PDF), else empty.
+    pub page_starts: Vec<usize>,
 }
 
 /// A piece of a document, small enough to encode alone.
@@ -17,6 +19,8 @@ pub struct Chunk {
     pub lines: (usize, usize),
     /// Headings above the chunk, outermost first.
     pub heading: Vec<String>,
+    /// 1-based inclusive page range (PDF only).
+    pub pages: Option<(usize, usize)>,
     /// What is encoded: a `path › heading` header line, then the body.
     pub text: String,
 }
@@ -96,9 +100,11 @@ impl Building {
             header.push_str(" › ");
             header.push_str(h);
         }
+        let page = |line: usize| doc.page_starts.iter().filter(|&&s| s <= line).count();
         out.push(Chunk {
             path: doc.path.clone(),
             lines: (b.first, b.last),
+            pages: (!doc.page_starts.is_empty()).then(|| (page(b.first), page(b.last))),
             heading: b.heading,
             text: format!("{header}\n{}", b.body.trim_end()),
         });
@@ -151,6 +157,7 @@ mod tests {
         Document {
             path: "notes/a.md".into(),
             text: text.into(),
+            page_starts: vec![],
         }
     }
 
@@ -172,6 +179,27 @@ mod tests {
         for c in &chunks {
             assert!(words(&c.text) <= 16 + 8, "{c:?}");
         }
+    }
+
+    #[test]
+    fn chunks_know_their_pages() {
+        let line = |p: usize| format!("page {p} has exactly ten words on this line here\n\n");
+        let text: String = (1..=3).map(line).collect();
+        let d = Document {
+            path: "r.pdf".into(),
+            text,
+            page_starts: vec![1, 3, 5],
+        };
+        let whole = chunk_document(&d, 64, &words);
+        assert_eq!(
+            whole.iter().map(|c| c.pages).collect::<Vec<_>>(),
+            [Some((1, 3))]
+        );
+        let small = chunk_document(&d, 16, &words);
+        assert_eq!(
+            small.iter().map(|c| c.pages).collect::<Vec<_>>(),
+            [Some((1, 1)), Some((2, 2)), Some((3, 3))]
+        );
     }
 
     #[test]

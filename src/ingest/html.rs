@@ -66,7 +66,8 @@ fn tidy(s: &str) -> String {
     out
 }
 
-fn decode_entities(s: &str) -> String {
+/// Decodes the XML/HTML character entities in `s`.
+pub(super) fn decode_entities(s: &str) -> String {
     if !s.contains('&') {
         return s.to_string();
     }

@@ -2,6 +2,7 @@
 //! starts with `path › heading`) because each chunk is encoded alone.
 
 mod chunk;
+mod docx;
 pub mod extract;
 mod html;
 mod walk;

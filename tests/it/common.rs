@@ -46,3 +46,77 @@ pub fn embed_model_dir() -> PathBuf {
 pub fn ort_lib() -> PathBuf {
     ape_chat::paths::cache_dir().join("lib/libonnxruntime.so.1.31.1")
 }
+
+/// A valid PDF with one page per entry of `pages` (Helvetica text lines),
+/// built by hand so tests need no PDF tooling.
+pub fn pdf(pages: &[&[&str]]) -> Vec<u8> {
+    let n = pages.len();
+    let mut objects: Vec<String> = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".into(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {n} >>",
+            (0..n)
+                .map(|i| format!("{} 0 R", 4 + 2 * i))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".into(),
+    ];
+    for (i, lines) in pages.iter().enumerate() {
+        let mut content = String::from("BT /F1 12 Tf 72 720 Td 16 TL\n");
+        for l in lines.iter() {
+            content.push_str(&format!(
+                "({}) Tj T*\n",
+                l.replace('\\', "\\\\")
+                    .replace('(', "\\(")
+                    .replace(')', "\\)")
+            ));
+        }
+        content.push_str("ET");
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+            5 + 2 * i
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ));
+    }
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for off in offsets {
+        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// A minimal `.docx` holding `body` (WordprocessingML paragraphs).
+pub fn docx(body: &str) -> Vec<u8> {
+    use std::io::Write;
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut z = zip::ZipWriter::new(&mut buf);
+    z.start_file(
+        "word/document.xml",
+        zip::write::SimpleFileOptions::default(),
+    )
+    .expect("zip");
+    let xml = format!("<?xml version=\"1.0\"?><w:document><w:body>{body}</w:body></w:document>");
+    z.write_all(xml.as_bytes()).expect("zip");
+    z.finish().expect("zip");
+    buf.into_inner()
+}

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
+use crate::common::{docx, embed_model_dir, ort_lib, pdf, tiny_model_path};
 
 fn ape_chat(cache: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
@@ -73,6 +73,15 @@ fn fixture(root: &Path, outside: &Path) -> &'static str {
         "<html><body><h1>Release</h1><p>Version 9 adds <b>dark mode</b>.</p></body></html>",
     )
     .expect("write");
+    let report = pdf(&[
+        &["Annual report", "Revenue grew by 12 percent."],
+        &["Outlook", "Modest growth is expected."],
+    ]);
+    fs::write(root.join("report.pdf"), report).expect("write");
+    let memo = "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr><w:r><w:t>Memo</w:t></w:r></w:p>\
+                <w:p><w:r><w:t>The offsite meets in Lisbon in May.</w:t></w:r></w:p>";
+    fs::write(root.join("memo.docx"), docx(memo)).expect("write");
+    fs::write(root.join("broken.pdf"), b"%PDF-1.4 this is not a real pdf").expect("write");
     fs::write(root.join("blob.txt"), b"\x00\x01\x02binary").expect("write");
     fs::write(root.join("latin1.md"), b"caf\xe9 au lait").expect("write");
     fs::write(root.join("picture.png"), b"\x89PNG\r\n").expect("write");
@@ -92,7 +101,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
     let secret = fixture(root.path(), outside.path());
     let r = index(cache.path(), root.path());
 
-    assert_eq!(n(&r, "files_indexed"), 4, "{r}");
+    assert_eq!(n(&r, "files_indexed"), 6, "{r}");
     let skipped: Vec<(String, String)> = r["files_skipped"]
         .as_array()
         .expect("skipped")
@@ -112,13 +121,17 @@ fn indexes_text_formats_and_reports_every_bad_file() {
             .unwrap_or_default()
     };
     assert_eq!(reason("blob.txt"), "binary content");
+    assert!(
+        reason("broken.pdf").contains("unreadable PDF"),
+        "{skipped:?}"
+    );
     assert!(reason("latin1.md").contains("invalid UTF-8"), "{skipped:?}");
     assert_eq!(reason("escape.md"), "symlink leaves the folder");
     assert!(
         skipped.iter().any(|(_, r)| r == "symlink loop"),
         "{skipped:?}"
     );
-    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert_eq!(skipped.len(), 5, "{skipped:?}");
     assert_eq!(
         n(&r, "chunks_encoded") + n(&r, "cache_hits"),
         n(&r, "chunks")
@@ -138,7 +151,29 @@ fn indexes_text_formats_and_reports_every_bad_file() {
 
     let m = manifest(cache.path());
     let files: Vec<&String> = m["files"].as_object().expect("files").keys().collect();
-    assert_eq!(files, ["lib.rs", "notes.md", "page.html", "readme.txt"]);
+    assert_eq!(
+        files,
+        [
+            "lib.rs",
+            "memo.docx",
+            "notes.md",
+            "page.html",
+            "readme.txt",
+            "report.pdf"
+        ]
+    );
+    let chunks = m["chunks"].as_object().expect("chunks");
+    let report: Vec<&Value> = chunks
+        .values()
+        .filter(|c| c["path"] == "report.pdf")
+        .collect();
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0]["pages"], serde_json::json!([1, 2]));
+    let memo = chunks
+        .values()
+        .find(|c| c["path"] == "memo.docx")
+        .expect("memo chunk");
+    assert_eq!(memo["heading"], serde_json::json!(["Memo"]));
     let notes: Vec<&Value> = m["chunks"]
         .as_object()
         .expect("chunks")
@@ -188,7 +223,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
 
     let noop = index(cache.path(), root.path());
     assert_eq!(n(&noop, "files_indexed"), 0);
-    assert_eq!(n(&noop, "files_unchanged"), 4);
+    assert_eq!(n(&noop, "files_unchanged"), 6);
     assert_eq!(n(&noop, "chunks_encoded") + n(&noop, "chunks_embedded"), 0);
     assert_eq!(n(&noop, "chunks"), n(&first, "chunks"));
 
@@ -210,7 +245,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
 
     assert_eq!(n(&r, "files_indexed"), 2, "edited + renamed: {r}");
     assert_eq!(n(&r, "files_removed"), 2, "deleted + renamed away: {r}");
-    assert_eq!(n(&r, "files_unchanged"), 1, "{r}");
+    assert_eq!(n(&r, "files_unchanged"), 3, "{r}");
     let removed = chunks_of(&before, "readme.txt")
         + chunks_of(&before, "lib.rs")
         + chunks_of(&before, "page.html");
