@@ -12,6 +12,7 @@
 pub mod answer;
 pub mod cli;
 pub mod engine;
+pub mod eval;
 pub mod fsutil;
 pub mod index;
 pub mod ingest;

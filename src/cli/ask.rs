@@ -68,7 +68,7 @@ pub fn run(
     };
     let ctx = 1024 + args.top_k * (folder.chunk_tokens * 3 / 2 + 64) + args.max_tokens;
     let engine = model.load(ctx.next_multiple_of(256) as u32)?;
-    let mut p = prepare(&engine, folder, &dir, args.json)?;
+    let mut p = prepare(&engine, folder, &dir, args.json, true)?;
     anyhow::ensure!(
         !p.index.is_empty(),
         "no readable text files in {}",

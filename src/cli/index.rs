@@ -52,6 +52,10 @@ pub struct IndexArgs {
     dir: PathBuf,
     #[command(flatten)]
     folder: FolderArgs,
+    /// Index text and vectors only; KV states are encoded when an answer
+    /// first needs them.
+    #[arg(long)]
+    no_states: bool,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
@@ -66,11 +70,13 @@ pub struct Prepared<'e> {
 }
 
 /// Opens the folder's index and updates it, showing progress unless `quiet`.
+/// `encode_states: false` leaves KV states to be encoded on first use.
 pub fn prepare<'e>(
     engine: &'e Engine,
     args: &FolderArgs,
     dir: &Path,
     quiet: bool,
+    encode_states: bool,
 ) -> anyhow::Result<Prepared<'e>> {
     anyhow::ensure!(
         args.chunk_tokens >= 16,
@@ -85,6 +91,7 @@ pub fn prepare<'e>(
     let mut embedder = Embedder::load(&o)?;
     let mut index = FolderIndex::open(dir, &llm, args.chunk_tokens)
         .map_err(|e| anyhow::anyhow!("cannot index {}: {e}", dir.display()))?;
+    index.set_encode_states(encode_states);
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -122,7 +129,7 @@ pub fn prepare<'e>(
 
 pub fn run(model: &ModelArgs, args: &IndexArgs) -> anyhow::Result<ExitCode> {
     let engine = model.load(2048)?;
-    let p = prepare(&engine, &args.folder, &args.dir, args.json)?;
+    let p = prepare(&engine, &args.folder, &args.dir, args.json, !args.no_states)?;
     let r = &p.report;
     if args.json {
         println!("{}", serde_json::to_string_pretty(r)?);

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use super::ape::{reference_distribution, ApeParams};
 use super::generate::Mode;
+use super::session::argmax;
 use super::{
     ChunkState, Engine, EngineError, ProbeEvent, ProbeKind, PromptLayout, Session, TokenId,
 };
@@ -133,16 +134,6 @@ fn run(
     Ok((all, tokens))
 }
 
-fn argmax(xs: &[f32]) -> TokenId {
-    let mut best = 0;
-    for (i, &x) in xs.iter().enumerate() {
-        if x > xs[best] {
-            best = i;
-        }
-    }
-    best as TokenId
-}
-
 fn max_diff(a: &Logits, b: &Logits) -> f32 {
     a.iter()
         .zip(b)
@@ -188,7 +179,7 @@ pub fn ape_math(
     s.set_ape(Some(params))?;
     s.eval(&layout.question(engine, question))?;
     for _ in 0..steps {
-        let tok = argmax(s.logits()?);
+        let tok = s.greedy()?;
         s.eval(&[tok])?;
     }
     s.set_probe(None);

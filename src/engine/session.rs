@@ -274,6 +274,11 @@ impl<'e> Session<'e> {
         Ok(self.ctx.get_logits_ith(i))
     }
 
+    /// The most likely next token: greedy decoding without a sampler.
+    pub fn greedy(&self) -> Result<TokenId, EngineError> {
+        Ok(argmax(self.logits()?))
+    }
+
     /// Draws the next token from the last logits with `sampler`.
     pub fn sample(&mut self, sampler: &mut LlamaSampler) -> Result<TokenId, EngineError> {
         let i = self.last_logits.ok_or(EngineError::NoLogits)?;
@@ -351,6 +356,17 @@ impl<'e> Session<'e> {
         }
         Ok(())
     }
+}
+
+/// Index of the largest logit (the first on ties).
+pub(crate) fn argmax(xs: &[f32]) -> TokenId {
+    let mut best = 0;
+    for (i, &x) in xs.iter().enumerate() {
+        if x > xs[best] {
+            best = i;
+        }
+    }
+    best as TokenId
 }
 
 impl Drop for Session<'_> {

@@ -102,6 +102,8 @@ pub struct UpdateReport {
     pub chunks_embedded: usize,
     pub chunks_encoded: usize,
     pub cache_hits: usize,
+    /// States left to be encoded on first use (`index --no-states`).
+    pub states_deferred: usize,
     pub bytes_on_disk: u64,
     /// What the cache budget check after the update removed.
     pub gc: Option<crate::kvstore::GcReport>,
@@ -134,6 +136,8 @@ struct Pending {
 
 /// One folder's index.
 pub struct FolderIndex {
+    /// Encode missing KV states during updates (else: on first use).
+    encode_states: bool,
     folder: PathBuf,
     dir: PathBuf,
     manifest: Manifest,
@@ -170,6 +174,7 @@ impl FolderIndex {
         let mut vectors = VectorStore::load(&dir.join("vectors.bin"));
         vectors.retain(|id| manifest.chunks.contains_key(&id));
         let mut index = Self {
+            encode_states: true,
             folder,
             dir,
             manifest,
@@ -184,6 +189,12 @@ impl FolderIndex {
             }
         }
         Ok(index)
+    }
+
+    /// Whether updates encode missing KV states (default) or leave them to
+    /// be encoded when an answer first needs them (fast text-only indexing).
+    pub fn set_encode_states(&mut self, on: bool) {
+        self.encode_states = on;
     }
 
     /// The indexed folder.
@@ -434,6 +445,8 @@ impl FolderIndex {
         let key = llm.store.key(&llm.prefix, &tokens);
         if llm.store.path(&key).is_file() {
             r.cache_hits += 1;
+        } else if !self.encode_states {
+            r.states_deferred += 1;
         } else {
             let t = Instant::now();
             let state: ChunkState = session.encode_chunk(&llm.prefix, &tokens)?;
@@ -456,7 +469,7 @@ impl FolderIndex {
             .filter(|(id, c)| {
                 prefix_changed
                     || !self.vectors.contains(**id)
-                    || !llm.store.path(&c.state).is_file()
+                    || (self.encode_states && !llm.store.path(&c.state).is_file())
             })
             .map(|(id, _)| *id)
             .collect()

@@ -6,30 +6,23 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use clap::{Args, Subcommand};
-use llama_cpp_2::sampling::LlamaSampler;
+use clap::Args;
 use serde::Serialize;
 
-use super::style::{bold, dim};
-use super::{ApeArgs, ModelArgs};
+use crate::cli::style::{bold, dim};
+use crate::cli::{ApeArgs, ModelArgs};
 use crate::engine::generate::prefill;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{ChunkState, Engine, Mode, PrefixState, PromptLayout, Session, TokenId};
 
 /// Real prose to cut benchmark chunks from (the README's sample folder).
 const CORPUS: [&str; 4] = [
-    include_str!("../../assets/sample/backup-policy.md"),
-    include_str!("../../assets/sample/onboarding.md"),
-    include_str!("../../assets/sample/release-notes-4.2.txt"),
-    include_str!("../../assets/sample/field-notes-kestrels.md"),
+    include_str!("../../../assets/sample/backup-policy.md"),
+    include_str!("../../../assets/sample/onboarding.md"),
+    include_str!("../../../assets/sample/release-notes-4.2.txt"),
+    include_str!("../../../assets/sample/field-notes-kestrels.md"),
 ];
 const QUESTION: &str = "How long are nightly backups kept, and when is the next restore drill?";
-
-#[derive(Debug, Subcommand)]
-pub enum BenchCommand {
-    /// Time to first token and decode speed: sequential vs parallel vs APE.
-    Ttft(TtftArgs),
-}
 
 #[derive(Debug, Args)]
 pub struct TtftArgs {
@@ -86,8 +79,7 @@ struct Report {
     decode_ratio_ape_over_parallel: f64,
 }
 
-pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
-    let BenchCommand::Ttft(args) = cmd;
+pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         args.chunks > 0 && args.chunk_tokens > 0,
         "--chunks and --chunk-tokens must be positive"
@@ -193,7 +185,6 @@ fn measure(
     question: &[TokenId],
     decode: usize,
 ) -> anyhow::Result<Sample> {
-    let mut greedy = LlamaSampler::greedy();
     let t0 = Instant::now();
     let loaded;
     let chunks: Vec<&ChunkState> = if mode == Mode::Sequential {
@@ -207,12 +198,12 @@ fn measure(
     };
     let read = t0.elapsed();
     let timings = prefill(s, mode, prefix, &chunks, question)?;
-    let mut tok = s.sample(&mut greedy)?;
+    let mut tok = s.greedy()?;
     let ttft = t0.elapsed();
     let t1 = Instant::now();
     for _ in 0..decode {
         s.eval(&[tok])?;
-        tok = s.sample(&mut greedy)?;
+        tok = s.greedy()?;
     }
     let dt = t1.elapsed().as_secs_f64();
     Ok(Sample {

@@ -1,0 +1,3 @@
+//! Evaluation data and metrics.
+
+pub mod squad;
