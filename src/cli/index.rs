@@ -13,6 +13,7 @@ use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::Engine;
 use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::{FolderIndex, IndexProgress, Llm, UpdateReport};
+use crate::ingest::Filters;
 use crate::kvstore::KvStore;
 
 /// Flags shared by every command that reads a folder.
@@ -27,6 +28,12 @@ pub struct FolderArgs {
     /// ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24).
     #[arg(long, env = "ORT_DYLIB_PATH", value_name = "PATH")]
     pub ort_lib: Option<PathBuf>,
+    /// Only index files matching this glob (repeatable; gitignore syntax).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Skip files matching this glob (repeatable; gitignore syntax).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
     /// KV-state cache budget in GB; least-recently-used states beyond it are
     /// evicted after each index update.
     #[arg(
@@ -92,6 +99,10 @@ pub fn prepare<'e>(
     let mut index = FolderIndex::open(dir, &llm, args.chunk_tokens)
         .map_err(|e| anyhow::anyhow!("cannot index {}: {e}", dir.display()))?;
     index.set_encode_states(encode_states);
+    index.set_filters(Filters {
+        include: args.include.clone(),
+        exclude: args.exclude.clone(),
+    });
     let bar = if quiet {
         ProgressBar::hidden()
     } else {

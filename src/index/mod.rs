@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::engine::{ChunkState, Engine, EngineError, PrefixState, PromptLayout, Session};
-use crate::ingest::{chunk_document, extract::extract, walk, Chunk, Document, FileEntry, Skipped};
+use crate::ingest::{
+    chunk_document, extract::extract, walk, Chunk, Document, FileEntry, Filters, Skipped,
+};
 use crate::kvstore::KvStore;
 use bm25::Bm25;
 use dense::{Embedder, VectorStore};
@@ -138,6 +140,7 @@ struct Pending {
 pub struct FolderIndex {
     /// Encode missing KV states during updates (else: on first use).
     encode_states: bool,
+    filters: Filters,
     folder: PathBuf,
     dir: PathBuf,
     manifest: Manifest,
@@ -175,6 +178,7 @@ impl FolderIndex {
         vectors.retain(|id| manifest.chunks.contains_key(&id));
         let mut index = Self {
             encode_states: true,
+            filters: Filters::default(),
             folder,
             dir,
             manifest,
@@ -183,12 +187,19 @@ impl FolderIndex {
         };
         if rebuilt {
             // Documents from a manifest we no longer trust must go.
-            let (stale, _) = walk(&index.folder).map_err(|e| IndexError::io(&index.folder, e))?;
+            let (stale, _) = walk(&index.folder, &Filters::default())
+                .map_err(|e| IndexError::io(&index.folder, e))?;
             for f in &stale {
                 index.bm25.delete_path(&f.rel)?;
             }
         }
         Ok(index)
+    }
+
+    /// Include/exclude globs for the next updates; files they leave out are
+    /// removed from the index like deleted files.
+    pub fn set_filters(&mut self, filters: Filters) {
+        self.filters = filters;
     }
 
     /// Whether updates encode missing KV states (default) or leave them to
@@ -225,7 +236,8 @@ impl FolderIndex {
         let start = Instant::now();
         let mut r = UpdateReport::default();
         let t = Instant::now();
-        let (files, skipped) = walk(&self.folder).map_err(|e| IndexError::io(&self.folder, e))?;
+        let (files, skipped) =
+            walk(&self.folder, &self.filters).map_err(|e| IndexError::io(&self.folder, e))?;
         r.timings_ms.walk = ms(t.elapsed());
         r.files_seen = files.len() + skipped.len();
         r.files_skipped = skipped;

@@ -8,4 +8,4 @@ mod html;
 mod walk;
 
 pub use chunk::{chunk_document, Chunk, Document};
-pub use walk::{walk, FileEntry, Skipped, MAX_FILE_BYTES};
+pub use walk::{walk, FileEntry, Filters, Skipped, MAX_FILE_BYTES};

@@ -26,8 +26,30 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// Which files to consider beyond the ignore files: gitignore-style globs
+/// relative to the folder. With `include` globs, only matching files count.
+#[derive(Clone, Debug, Default)]
+pub struct Filters {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+fn overrides(root: &Path, f: &Filters) -> std::io::Result<ignore::overrides::Override> {
+    let mut b = ignore::overrides::OverrideBuilder::new(root);
+    let bad = |e: ignore::Error| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("bad glob: {e}"))
+    };
+    for g in &f.include {
+        b.add(g).map_err(bad)?;
+    }
+    for g in &f.exclude {
+        b.add(&format!("!{g}")).map_err(bad)?;
+    }
+    b.build().map_err(bad)
+}
+
 /// Lists the indexable files under `root`, sorted by path.
-pub fn walk(root: &Path) -> std::io::Result<(Vec<FileEntry>, Vec<Skipped>)> {
+pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, Vec<Skipped>)> {
     let root = root.canonicalize()?;
     if !root.is_dir() {
         return Err(std::io::Error::new(
@@ -39,6 +61,7 @@ pub fn walk(root: &Path) -> std::io::Result<(Vec<FileEntry>, Vec<Skipped>)> {
     let walker = ignore::WalkBuilder::new(&root)
         .follow_links(true)
         .require_git(false)
+        .overrides(overrides(&root, filters)?)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
     for entry in walker {
@@ -128,5 +151,51 @@ fn short_error(e: &ignore::Error) -> String {
         | ignore::Error::WithDepth { err, .. }
         | ignore::Error::WithLineNumber { err, .. } => short_error(err),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn include_and_exclude_globs() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for f in ["a.md", "b.txt", "drafts/c.md"] {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, "x").expect("write");
+        }
+        let names = |f: Filters| -> Vec<String> {
+            walk(dir.path(), &f)
+                .expect("walk")
+                .0
+                .into_iter()
+                .map(|e| e.rel)
+                .collect()
+        };
+        assert_eq!(names(Filters::default()), ["a.md", "b.txt", "drafts/c.md"]);
+        assert_eq!(
+            names(Filters {
+                include: vec!["*.md".into()],
+                exclude: vec![]
+            }),
+            ["a.md", "drafts/c.md"]
+        );
+        assert_eq!(
+            names(Filters {
+                include: vec![],
+                exclude: vec!["drafts/".into()]
+            }),
+            ["a.md", "b.txt"]
+        );
+        assert!(walk(
+            dir.path(),
+            &Filters {
+                include: vec!["[".into()],
+                exclude: vec![]
+            }
+        )
+        .is_err());
     }
 }
