@@ -18,3 +18,4 @@ pub mod index;
 pub mod ingest;
 pub mod kvstore;
 pub mod paths;
+pub mod watch;

@@ -12,7 +12,7 @@ use super::{ModelArgs, CANCEL};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::Engine;
 use crate::index::dense::{EmbedOptions, Embedder};
-use crate::index::{FolderIndex, IndexProgress, Llm, UpdateReport};
+use crate::index::{FolderIndex, IndexError, IndexProgress, Llm, UpdateReport};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
 
@@ -103,6 +103,34 @@ pub fn prepare<'e>(
         include: args.include.clone(),
         exclude: args.exclude.clone(),
     });
+    let report = match update(&mut index, &llm, &mut embedder, args, quiet) {
+        Ok(r) => r,
+        Err(IndexError::Busy) => {
+            if !quiet {
+                eprintln!("{}", dim("another ape-chat process is updating this folder: using the index as it is"));
+            }
+            index = FolderIndex::open(dir, &llm, args.chunk_tokens)?;
+            UpdateReport::default()
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Prepared {
+        llm,
+        index,
+        embedder,
+        report,
+    })
+}
+
+/// One incremental update with a progress bar (unless `quiet`), then the
+/// cache budget check.
+pub fn update(
+    index: &mut FolderIndex,
+    llm: &Llm<'_>,
+    embedder: &mut Embedder,
+    args: &FolderArgs,
+    quiet: bool,
+) -> Result<UpdateReport, IndexError> {
     let bar = if quiet {
         ProgressBar::hidden()
     } else {
@@ -114,7 +142,7 @@ pub fn prepare<'e>(
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let report = index.update(&llm, &mut embedder, &CANCEL, &mut |p| match p {
+    let mut report = index.update(llm, embedder, &CANCEL, &mut |p| match p {
         IndexProgress::Skipped(s) if !quiet => {
             bar.suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason))))
         }
@@ -125,17 +153,11 @@ pub fn prepare<'e>(
         }
     })?;
     bar.finish_and_clear();
-    let mut report = report;
     report.gc = Some(
         llm.store
             .gc(&crate::index::referenced_states(), args.budget_bytes()),
     );
-    Ok(Prepared {
-        llm,
-        index,
-        embedder,
-        report,
-    })
+    Ok(report)
 }
 
 pub fn run(model: &ModelArgs, args: &IndexArgs) -> anyhow::Result<ExitCode> {
@@ -154,7 +176,7 @@ pub fn run(model: &ModelArgs, args: &IndexArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_summary(r: &UpdateReport) {
+pub fn print_summary(r: &UpdateReport) {
     let t = &r.timings_ms;
     println!(
         "{} {} files seen: {} indexed, {} unchanged, {} removed, {} skipped",

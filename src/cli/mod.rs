@@ -7,6 +7,7 @@ mod cache;
 mod doctor;
 mod index;
 mod style;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ enum Command {
     /// Index a folder: chunks, BM25, vectors and every chunk's KV state,
     /// incrementally (unchanged files cost nothing).
     Index(index::IndexArgs),
+    /// Keep a folder's index and KV states current as files change.
+    Watch(watch::WatchArgs),
     /// Inspect or trim the KV-state cache.
     #[command(subcommand)]
     Cache(cache::CacheCommand),
@@ -140,6 +143,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Doctor(args)) => doctor::run(&cli.model, &args),
         Some(Command::Index(args)) => index::run(&cli.model, &args),
         Some(Command::Cache(cmd)) => cache::run(&cmd),
+        Some(Command::Watch(args)) => watch::run(&cli.model, &args),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => {
             match cli.ask {

@@ -72,7 +72,10 @@ impl Bm25 {
             let w = self
                 .index
                 .writer_with_num_threads(1, 32 << 20)
-                .map_err(|e| IndexError::Bm25(format!("cannot lock the index for writing: {e}")))?;
+                .map_err(|e| match e {
+                    tantivy::TantivyError::LockFailure(..) => IndexError::Busy,
+                    e => IndexError::Bm25(e.to_string()),
+                })?;
             self.writer = Some(w);
         }
         self.writer
@@ -96,10 +99,13 @@ impl Bm25 {
         Ok(())
     }
 
-    /// Makes queued changes durable and visible.
+    /// Makes queued changes durable and visible, and releases the writer
+    /// lock so another process (a watcher, an `--ask`) can update next.
     pub fn commit(&mut self) -> Result<(), IndexError> {
-        if let Some(w) = self.writer.as_mut() {
+        if let Some(mut w) = self.writer.take() {
             w.commit().map_err(|e| IndexError::Bm25(e.to_string()))?;
+            w.wait_merging_threads()
+                .map_err(|e| IndexError::Bm25(e.to_string()))?;
         }
         self.reader
             .reload()

@@ -39,6 +39,8 @@ pub enum IndexError {
     },
     #[error("BM25 index: {0}")]
     Bm25(String),
+    #[error("another ape-chat process is updating this folder's index")]
+    Busy,
     #[error("embeddings: {0}")]
     Embed(String),
     #[error(transparent)]

@@ -5,3 +5,4 @@ mod cli;
 mod common;
 mod engine;
 mod index;
+mod watch;
