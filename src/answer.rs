@@ -22,6 +22,9 @@ pub struct AskOptions {
 pub struct Source {
     pub chunk: ChunkRecord,
     pub hit: Hit,
+    /// Share of the answer's attention to the sources that went to this one
+    /// (when attribution was on and at least one token was generated).
+    pub attention_share: Option<f64>,
 }
 
 /// An answer and where it came from.
@@ -85,9 +88,15 @@ pub fn ask(
         options.generate,
         on_text,
     )?;
+    let shares = generated.attention_shares.clone().unwrap_or_default();
     let sources = hits
         .into_iter()
-        .map(|(hit, chunk)| Source { chunk, hit })
+        .enumerate()
+        .map(|(i, (hit, chunk))| Source {
+            chunk,
+            hit,
+            attention_share: shares.get(i).copied(),
+        })
         .collect();
     Ok(Answer {
         generated,

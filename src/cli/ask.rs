@@ -89,6 +89,7 @@ pub fn run(
             } else {
                 Sampling::Greedy
             },
+            attribution: true,
         },
     };
     let mut out = std::io::stdout().lock();
@@ -157,7 +158,17 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
             None => format!("{}-{}", c.lines.0, c.lines.1),
         };
         let sep = if c.pages.is_some() { " " } else { ":" };
-        writeln!(out, "  {}. {}{sep}{place}{}", i + 1, c.path, dim(&heading))?;
+        let share = s.attention_share.map_or(String::new(), |x| {
+            format!("  {:>3.0}% of attention", x * 100.0)
+        });
+        writeln!(
+            out,
+            "  {}. {}{sep}{place}{}{}",
+            i + 1,
+            c.path,
+            dim(&heading),
+            bold(&share)
+        )?;
     }
     let g = &a.generated;
     if std::io::stderr().is_terminal() {
@@ -197,7 +208,8 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         .map(|(i, s)| {
             json!({
                 "path": s.chunk.path, "lines": [s.chunk.lines.0, s.chunk.lines.1],
-                "heading": s.chunk.heading, "pages": s.chunk.pages, "rank": i + 1, "bm25_rank": s.hit.bm25_rank,
+                "heading": s.chunk.heading, "pages": s.chunk.pages, "rank": i + 1,
+                "attention_share": s.attention_share, "bm25_rank": s.hit.bm25_rank,
                 "dense_rank": s.hit.dense_rank, "score": s.hit.score,
             })
         })

@@ -59,25 +59,50 @@ impl Default for ApeParams {
 const LANES: usize = 8;
 
 /// Rewrites the chunk columns of one raw `kq` row in place and returns the
-/// chunk block's `LSE_T` (in units of scaled logits), which attribution uses.
+/// chunk block's `LSE_T` (in units of scaled logits).
 ///
 /// Three passes over the block (max, Σexp, affine update), each written over
 /// fixed-width lanes so the compiler vectorises them; this runs for every head,
 /// layer and generated token, so it must cost little next to the matmuls.
 pub fn edit_chunk_block(block: &mut [f32], kq_scale: f32, p: ApeParams) -> f32 {
-    if block.is_empty() {
+    let lse = block_lse(block, kq_scale / p.temperature);
+    apply_ape(block, lse, kq_scale, p);
+    lse
+}
+
+/// `log Σ exp(a·x)` over `xs` (`-inf` for none).
+fn block_lse(xs: &[f32], a: f32) -> f32 {
+    if xs.is_empty() {
         return f32::NEG_INFINITY;
     }
-    let t = p.temperature;
-    let a = kq_scale / t; // raw kq → x/T
-    let m = max_lanes(block);
-    let lse = a * m + sum_exp_lanes(block, m, a).ln();
-    let inv_t = 1.0 / t;
-    let shift = (p.scale * t - 1.0) * lse / kq_scale;
+    let m = max_lanes(xs);
+    a * m + sum_exp_lanes(xs, m, a).ln()
+}
+
+/// Per-chunk `log Σ exp(a·x)` over `block[bounds[i]..bounds[i+1]]` into
+/// `lses`, returning the whole block's (their log-sum-exp): one pass of exps
+/// serves both APE's block LSE and per-chunk attention shares.
+pub fn chunk_lses(block: &[f32], bounds: &[usize], a: f32, lses: &mut Vec<f32>) -> f32 {
+    lses.clear();
+    lses.extend(bounds.windows(2).map(|w| block_lse(&block[w[0]..w[1]], a)));
+    let m = lses.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if m == f32::NEG_INFINITY {
+        return m;
+    }
+    m + lses.iter().map(|l| (l - m).exp()).sum::<f32>().ln()
+}
+
+/// The APE rewrite given the block's `LSE_T` (from [`chunk_lses`] with
+/// `a = kq_scale / T`): `kq ← kq/T + (S·T − 1)·LSE_T / kq_scale`.
+pub fn apply_ape(block: &mut [f32], lse: f32, kq_scale: f32, p: ApeParams) {
+    if !lse.is_finite() {
+        return;
+    }
+    let inv_t = 1.0 / p.temperature;
+    let shift = (p.scale * p.temperature - 1.0) * lse / kq_scale;
     for v in block.iter_mut() {
         *v = v.mul_add(inv_t, shift);
     }
-    lse
 }
 
 fn max_lanes(xs: &[f32]) -> f32 {
@@ -266,6 +291,31 @@ mod tests {
         let w = softmax(&[(p.scale * p.temperature) as f64 * lse_c, lse_o]);
         let mass_c: f64 = chunks.map(|j| d[j]).sum();
         assert!((mass_c - w[0]).abs() < 1e-12);
+    }
+
+    #[test]
+    fn chunk_lses_combine_to_the_block_lse_and_give_shares() {
+        let row = pseudo_random_row(100, 5);
+        let bounds = [0, 10, 10, 55, 100]; // includes an empty chunk
+        let a = 0.3;
+        let mut lses = Vec::new();
+        let total = chunk_lses(&row, &bounds, a, &mut lses);
+        let exact = |xs: &[f32]| {
+            xs.iter()
+                .map(|&x| (a as f64 * x as f64).exp())
+                .sum::<f64>()
+                .ln()
+        };
+        assert!((total as f64 - exact(&row)).abs() < 1e-5);
+        for (i, w) in bounds.windows(2).enumerate() {
+            if w[0] == w[1] {
+                assert_eq!(lses[i], f32::NEG_INFINITY);
+            } else {
+                assert!((lses[i] as f64 - exact(&row[w[0]..w[1]])).abs() < 1e-5);
+            }
+        }
+        let shares: f32 = lses.iter().map(|l| (l - total).exp()).sum();
+        assert!((shares - 1.0).abs() < 1e-5);
     }
 
     #[test]

@@ -77,6 +77,8 @@ impl Sampling {
 pub struct GenerateOptions {
     pub max_tokens: usize,
     pub sampling: Sampling,
+    /// Measure each chunk's share of the answer's attention (a little slower).
+    pub attribution: bool,
 }
 
 impl Default for GenerateOptions {
@@ -84,6 +86,7 @@ impl Default for GenerateOptions {
         Self {
             max_tokens: 256,
             sampling: Sampling::Greedy,
+            attribution: false,
         }
     }
 }
@@ -119,6 +122,9 @@ pub struct Generated {
     pub ttft: Duration,
     #[serde(serialize_with = "ms")]
     pub decode: Duration,
+    /// Per chunk (in the order given), its mean share of the attention the
+    /// generated tokens paid to the chunks, over all layers and heads.
+    pub attention_shares: Option<Vec<f64>>,
 }
 
 impl Generated {
@@ -179,6 +185,9 @@ pub fn generate(
 ) -> Result<Generated, EngineError> {
     let start = Instant::now();
     let timings = prefill(session, mode, prefix, chunks, question)?;
+    if options.attribution {
+        session.start_attribution();
+    }
     let mut sampler = options.sampling.sampler();
     let mut utf8 = Utf8Stream::default();
     let (mut text, mut tokens) = (String::new(), Vec::new());
@@ -219,6 +228,7 @@ pub fn generate(
         prefill: timings,
         ttft,
         decode: decode_start.elapsed(),
+        attention_shares: session.attention_shares(),
     })
 }
 

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use llama_cpp_sys_2 as sys;
 
-use super::ape::{edit_chunk_block, ApeParams};
+use super::ape::{apply_ape, chunk_lses, ApeParams};
 
 /// APE as the callback applies it to one assembled context.
 #[derive(Clone, Debug)]
@@ -23,6 +23,8 @@ pub(crate) struct ActiveApe {
     pub params: ApeParams,
     /// KV-cell columns holding chunk keys: `[P, P + Σ Lᵢ)`.
     pub chunks: Range<usize>,
+    /// Chunk boundaries within those columns (`0 = b₀ < … < bₙ = Σ Lᵢ`).
+    pub bounds: Vec<usize>,
     /// `1/sqrt(head_dim)`; must equal the softmax's own scale.
     pub kq_scale: f32,
 }
@@ -54,15 +56,28 @@ pub struct ProbeEvent<'a> {
 /// an independent computation (tests, `ape-chat doctor`).
 pub type Probe = Box<dyn FnMut(&ProbeEvent<'_>) + Send>;
 
+/// Running per-chunk attention shares of the rows seen since it started.
+#[derive(Clone, Debug)]
+pub(crate) struct Attribution {
+    pub chunks: Range<usize>,
+    pub bounds: Vec<usize>,
+    /// Raw `kq` → attention logit (`kq_scale`, divided by `T` under APE).
+    pub a: f32,
+    pub totals: Vec<f64>,
+    pub rows: u64,
+}
+
 /// State shared with the callback through `cb_eval_user_data`.
 #[derive(Default)]
 pub(crate) struct Hook {
     pub ape: Option<ActiveApe>,
+    pub attribution: Option<Attribution>,
     pub probe: Option<Probe>,
     /// First problem seen during the current decode; the session fails it.
     pub fault: Option<String>,
     scratch: Vec<f32>,
     mask: Vec<f32>,
+    lses: Vec<f32>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,7 +101,7 @@ pub(crate) unsafe extern "C" fn eval_callback(
     }
     // SAFETY: guaranteed by the caller (see the session, which owns both).
     let hook = unsafe { &mut *(user_data as *mut Hook) };
-    if hook.ape.is_none() && hook.probe.is_none() {
+    if hook.ape.is_none() && hook.probe.is_none() && hook.attribution.is_none() {
         return !ask; // nothing wanted: one uninterrupted graph compute
     }
     // SAFETY: `t` is a node of the graph being computed.
@@ -147,7 +162,7 @@ impl Hook {
         }
         if is_kq {
             self.show(ProbeKind::RawLogits, layer, (n_kv, n_tokens, n_head), 0.0);
-            if self.ape.is_some() && self.edit_kq(layer, n_kv) {
+            if self.edit_kq(layer, n_kv) {
                 self.store(t);
             }
         } else {
@@ -163,20 +178,46 @@ impl Hook {
         }
     }
 
+    /// Per row: the chunks' log-sum-exps (one pass of exps), accumulated as
+    /// attention shares if attribution is on, then the APE rewrite if APE is
+    /// on. Returns whether the tensor changed.
     fn edit_kq(&mut self, layer: usize, n_kv: usize) -> bool {
-        let Some(ape) = &self.ape else { return false };
-        if ape.chunks.end > n_kv {
-            let msg = format!(
-                "layer {layer}: chunk columns {:?} exceed the {n_kv} KV cells in view",
-                ape.chunks
-            );
-            self.fail(msg);
+        let (cols, bounds, a) = match (self.ape.as_ref(), self.attribution.as_ref()) {
+            (Some(p), _) => (
+                p.chunks.clone(),
+                p.bounds.clone(),
+                p.kq_scale / p.params.temperature,
+            ),
+            (None, Some(at)) => (at.chunks.clone(), at.bounds.clone(), at.a),
+            (None, None) => return false,
+        };
+        if cols.end > n_kv {
+            self.fail(format!(
+                "layer {layer}: chunk columns {cols:?} exceed the {n_kv} KV cells in view"
+            ));
             return false;
         }
-        for row in self.scratch.chunks_exact_mut(n_kv) {
-            edit_chunk_block(&mut row[ape.chunks.clone()], ape.kq_scale, ape.params);
+        let Hook {
+            ape,
+            attribution,
+            scratch,
+            lses,
+            ..
+        } = self;
+        for row in scratch.chunks_exact_mut(n_kv) {
+            let block = &mut row[cols.clone()];
+            let lse = chunk_lses(block, &bounds, a, lses);
+            if let Some(at) = attribution.as_mut() {
+                for (total, l) in at.totals.iter_mut().zip(lses.iter()) {
+                    *total += f64::from((l - lse).exp());
+                }
+                at.rows += 1;
+            }
+            if let Some(p) = ape.as_ref() {
+                apply_ape(block, lse, p.kq_scale, p.params);
+            }
         }
-        true
+        ape.is_some()
     }
 
     fn show(&mut self, kind: ProbeKind, layer: usize, shape: (usize, usize, usize), scale: f32) {

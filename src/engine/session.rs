@@ -22,13 +22,38 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 use super::ape::ApeParams;
-use super::hook::{eval_callback, ActiveApe, Hook, Probe};
+use super::hook::{eval_callback, ActiveApe, Attribution, Hook, Probe};
 use super::raw_params::with_eval_callback;
 use super::state::{ChunkState, PrefixId, PrefixState};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
 const SEQ_SCRATCH: i32 = 1;
+
+/// Where loaded chunks sit: cells `cols`, chunk `i` at
+/// `cols.start + bounds[i] .. cols.start + bounds[i + 1]`.
+#[derive(Clone, Debug)]
+struct ChunkLayout {
+    cols: Range<usize>,
+    bounds: Vec<usize>,
+    /// Loaded side by side (APE applies) rather than sequentially.
+    parallel: bool,
+}
+
+impl ChunkLayout {
+    fn new(start: usize, chunks: &[&ChunkState], parallel: bool) -> Self {
+        let mut bounds = vec![0];
+        for c in chunks {
+            bounds.push(bounds[bounds.len() - 1] + c.tokens.len());
+        }
+        let total = bounds[bounds.len() - 1];
+        Self {
+            cols: start..start + total,
+            bounds,
+            parallel,
+        }
+    }
+}
 
 /// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
 pub struct Session<'e> {
@@ -43,8 +68,8 @@ pub struct Session<'e> {
     next_pos: i32,
     /// KV cells in use (chunks share positions, not cells).
     used_cells: usize,
-    /// Chunk columns after a parallel load, for the APE callback.
-    chunk_cols: Option<Range<usize>>,
+    /// Where the loaded chunks sit in the KV cells.
+    chunks: Option<ChunkLayout>,
     /// Batch index of the last token whose logits were requested.
     last_logits: Option<i32>,
 }
@@ -84,7 +109,7 @@ impl<'e> Session<'e> {
             n_ctx,
             next_pos: 0,
             used_cells: 0,
-            chunk_cols: None,
+            chunks: None,
             last_logits: None,
         })
     }
@@ -110,9 +135,10 @@ impl<'e> Session<'e> {
         self.ctx.clear_kv_cache();
         self.next_pos = 0;
         self.used_cells = 0;
-        self.chunk_cols = None;
+        self.chunks = None;
         self.last_logits = None;
         self.hook().ape = None;
+        self.hook().attribution = None;
     }
 
     /// Observes attention tensors during decoding (checks only; costs speed).
@@ -205,7 +231,7 @@ impl<'e> Session<'e> {
         let longest = chunks.iter().map(|c| c.tokens.len()).max().unwrap_or(0);
         self.next_pos = (p + longest) as i32;
         self.used_cells = p + total;
-        self.chunk_cols = Some(p..p + total);
+        self.chunks = Some(ChunkLayout::new(p, chunks, true));
         Ok(())
     }
 
@@ -215,6 +241,7 @@ impl<'e> Session<'e> {
     pub fn load_sequential_chunks(&mut self, chunks: &[&ChunkState]) -> Result<(), EngineError> {
         let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
         self.ensure_room(self.used_cells + total)?;
+        self.chunks = Some(ChunkLayout::new(self.used_cells, chunks, false));
         for c in chunks {
             self.decode(&c.tokens, SEQ_MAIN, false)?;
         }
@@ -244,13 +271,14 @@ impl<'e> Session<'e> {
             .info
             .ape_support()
             .map_err(EngineError::ApeUnsupported)?;
-        let chunks = self.chunk_columns().ok_or_else(|| {
+        let layout = self.chunks.clone().filter(|c| c.parallel).ok_or_else(|| {
             EngineError::ApeUnsupported("APE needs chunks loaded in parallel".into())
         })?;
         let kq_scale = self.engine.info.kq_scale();
         self.hook().ape = Some(ActiveApe {
             params,
-            chunks,
+            chunks: layout.cols,
+            bounds: layout.bounds,
             kq_scale,
         });
         Ok(())
@@ -258,7 +286,39 @@ impl<'e> Session<'e> {
 
     /// KV-cell columns of the chunks after a parallel load.
     pub fn chunk_columns(&self) -> Option<Range<usize>> {
-        self.chunk_cols.clone()
+        self.chunks
+            .as_ref()
+            .filter(|c| c.parallel)
+            .map(|c| c.cols.clone())
+    }
+
+    /// Starts measuring each chunk's share of the attention that the tokens
+    /// evaluated from now on pay to the chunks (all layers and heads). Costs
+    /// about what APE costs per token; a no-op without loaded chunks.
+    pub fn start_attribution(&mut self) {
+        let Some(layout) = self.chunks.clone() else {
+            return;
+        };
+        let kq_scale = self.engine.info.kq_scale();
+        let t = self
+            .hook()
+            .ape
+            .as_ref()
+            .map_or(1.0, |a| a.params.temperature);
+        self.hook().attribution = Some(Attribution {
+            totals: vec![0.0; layout.bounds.len() - 1],
+            chunks: layout.cols,
+            bounds: layout.bounds,
+            a: kq_scale / t,
+            rows: 0,
+        });
+    }
+
+    /// Mean attention share per chunk since [`Self::start_attribution`]
+    /// (sums to 1), in load order.
+    pub fn attention_shares(&mut self) -> Option<Vec<f64>> {
+        let at = self.hook().attribution.as_ref()?;
+        (at.rows > 0).then(|| at.totals.iter().map(|t| t / at.rows as f64).collect())
     }
 
     /// Evaluates `tokens` at the next positions and keeps the logits of the

@@ -191,6 +191,15 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
     assert_eq!(sources.len(), 3);
     assert_eq!(sources[0]["path"], "backup-policy.md");
     assert!(sources[0]["bm25_rank"].is_u64() || sources[0]["dense_rank"].is_u64());
+    let shares: Vec<f64> = sources
+        .iter()
+        .filter_map(|s| s["attention_share"].as_f64())
+        .collect();
+    assert_eq!(shares.len(), 3, "every source has an attention share");
+    assert!(
+        (shares.iter().sum::<f64>() - 1.0).abs() < 1e-3,
+        "{shares:?}"
+    );
     let streamed: String = first
         .iter()
         .filter(|v| v["type"] == "token")

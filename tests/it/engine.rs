@@ -291,6 +291,7 @@ mod decoding {
             GenerateOptions {
                 max_tokens,
                 sampling,
+                attribution: false,
             },
             &mut |piece| {
                 streamed.push_str(piece);
@@ -330,5 +331,85 @@ mod decoding {
         assert_eq!(stop, StopReason::MaxTokens);
         let (_, stop, _) = answer(Mode::Sequential, Sampling::Greedy, 400);
         assert_eq!(stop, StopReason::EndOfTurn);
+    }
+}
+
+#[test]
+fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
+    use ape_chat::engine::{Mode, ProbeEvent, ProbeKind};
+    use std::sync::{Arc, Mutex};
+
+    let e = engine();
+    let l = layout();
+    let mut s = e.session().expect("session");
+    let prefix = s.encode_prefix(&l.prefix).expect("prefix");
+    let chunks: Vec<_> = SAMPLE_CHUNKS
+        .iter()
+        .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
+        .collect();
+    let refs: Vec<_> = chunks.iter().collect();
+    let p = prefix.tokens().len();
+    let mut bounds = vec![p];
+    for c in &chunks {
+        bounds.push(bounds[bounds.len() - 1] + c.tokens().len());
+    }
+    for mode in [
+        Mode::Sequential,
+        Mode::Parallel,
+        Mode::Ape(ApeParams::DEFAULT),
+    ] {
+        ape_chat::engine::generate::prefill(
+            &mut s,
+            mode,
+            &prefix,
+            &refs,
+            &l.question(e, SAMPLE_QUESTION),
+        )
+        .expect("prefill");
+        let t = if let Mode::Ape(p) = mode {
+            p.temperature as f64
+        } else {
+            1.0
+        };
+        let a = e.info().kq_scale() as f64 / t;
+        let reference = Arc::new(Mutex::new((vec![0.0f64; 3], 0u64)));
+        let sink = Arc::clone(&reference);
+        let b = bounds.clone();
+        s.set_probe(Some(Box::new(move |ev: &ProbeEvent<'_>| {
+            if ev.kind != ProbeKind::RawLogits {
+                return;
+            }
+            let mut r = sink.lock().expect("lock");
+            for row in ev.data.chunks_exact(ev.n_kv) {
+                let lse = |cols: std::ops::Range<usize>| {
+                    cols.map(|j| (a * row[j] as f64).exp()).sum::<f64>().ln()
+                };
+                let per: Vec<f64> = b.windows(2).map(|w| lse(w[0]..w[1])).collect();
+                let all = lse(b[0]..b[3]);
+                for (total, l) in r.0.iter_mut().zip(&per) {
+                    *total += (l - all).exp();
+                }
+                r.1 += 1;
+            }
+        })));
+        s.start_attribution();
+        for _ in 0..3 {
+            let tok = s.greedy().expect("greedy");
+            s.eval(&[tok]).expect("eval");
+        }
+        s.set_probe(None);
+        let got = s.attention_shares().expect("shares");
+        let (totals, rows) = reference.lock().expect("lock").clone();
+        assert_eq!(
+            rows,
+            3 * (e.info().n_layer * e.info().n_head) as u64,
+            "{mode}"
+        );
+        let want: Vec<f64> = totals.iter().map(|t| t / rows as f64).collect();
+        eprintln!("{mode}: shares {got:.3?}");
+        assert!((got.iter().sum::<f64>() - 1.0).abs() < 1e-4, "{got:?}");
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-4, "{mode}: {got:?} vs {want:?}");
+        }
     }
 }
