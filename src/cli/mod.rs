@@ -5,6 +5,7 @@ mod ask;
 mod bench;
 mod cache;
 mod doctor;
+mod generate;
 mod index;
 mod style;
 mod watch;
@@ -21,6 +22,10 @@ use crate::engine::{ApeParams, Engine, EngineOptions, KvType};
 /// answered with Adaptive Parallel Encoding on llama.cpp.
 #[derive(Debug, Parser)]
 #[command(name = "ape-chat", version, args_conflicts_with_subcommands = true)]
+#[command(
+    after_help = "Files: models, indexes and KV states live in ~/.cache/ape-chat \
+(APE_CHAT_CACHE_DIR). Set up models with scripts/setup.sh."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -47,6 +52,13 @@ enum Command {
     /// Index a folder: chunks, BM25, vectors and every chunk's KV state,
     /// incrementally (unchanged files cost nothing).
     Index(index::IndexArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
     /// Keep a folder's index and KV states current as files change.
     Watch(watch::WatchArgs),
     /// Inspect or trim the KV-state cache.
@@ -144,6 +156,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Index(args)) => index::run(&cli.model, &args),
         Some(Command::Cache(cmd)) => cache::run(&cmd),
         Some(Command::Watch(args)) => watch::run(&cli.model, &args),
+        Some(Command::Completions { shell }) => generate::completions(shell),
+        Some(Command::Man) => generate::man(),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => {
             match cli.ask {

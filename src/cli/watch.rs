@@ -33,12 +33,14 @@ pub struct WatchArgs {
 
 pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let engine = model.load(2048)?;
-    let mut p = prepare(&engine, &args.folder, &args.dir, args.json, true)?;
-    emit(args.json, &p.report, 0);
+    // Watch first: a change made while the initial update runs is queued,
+    // never missed.
     let (tx, rx) = mpsc::channel();
     let debounce = Duration::from_millis(args.debounce_ms.max(50));
     let _watcher = FolderWatcher::start(&args.dir, debounce, crate::paths::cache_dir(), tx)
         .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", args.dir.display()))?;
+    let mut p = prepare(&engine, &args.folder, &args.dir, args.json, true)?;
+    emit(args.json, &p.report, 0);
     if !args.json {
         eprintln!(
             "{}",

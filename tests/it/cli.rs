@@ -260,3 +260,23 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn packaged_completions_and_man_page_match_the_cli() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let packaging = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging");
+    for (args, file) in [
+        (&["completions", "bash"][..], "completions/ape-chat.bash"),
+        (&["completions", "zsh"][..], "completions/_ape-chat"),
+        (&["completions", "fish"][..], "completions/ape-chat.fish"),
+        (&["man"][..], "man/ape-chat.1"),
+    ] {
+        let out = ape_chat(dir.path()).args(args).output().expect("run");
+        assert!(out.status.success());
+        let committed = std::fs::read(packaging.join(file)).expect("packaged file");
+        assert!(
+            out.stdout == committed,
+            "packaging/{file} is stale: run scripts/package-docs.sh"
+        );
+    }
+}

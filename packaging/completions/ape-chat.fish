@@ -1,0 +1,184 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_ape_chat_global_optspecs
+    string join \n ask= mode= temperature-ape= scale-ape= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+end
+
+function __fish_ape_chat_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_ape_chat_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_ape_chat_using_subcommand
+    set -l cmd (__fish_ape_chat_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one question about DIR, stream the answer, print the sources. `-` reads the question from stdin' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model' -r -f -a "ape\t''
+parallel\t''
+sequential\t''"
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'APE attention temperature T for chunk tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks retrieved per question' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l max-tokens -d 'Longest answer, in tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l no-stream -d 'Print the answer only when complete'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -s V -l version -d 'Print version'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l steps -d 'Greedy steps compared in the exactness check' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l json -d 'Print one JSON object instead of the report'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l no-states -d 'Index text and vectors only; KV states are encoded when an answer first needs them'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l json -d 'Print the report as one JSON object'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l debounce-ms -d 'Quiet time after the last change before re-indexing' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l json -d 'JSON Lines on stdout: `update` records (index reports) and `error`s'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l json
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l budget-gb -d 'Budget in GB' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l json
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunks -d 'Number of retrieved chunks' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l repeats -d 'Interleaved repeats per mode; medians are reported' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l temperature-ape -d 'APE attention temperature T for chunk tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l json -d 'Print one JSON object instead of the table'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l questions -d 'Answerable questions evaluated (spread evenly over the dataset)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l k -d 'Recall cut-off' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l vectors -d 'Vectors in the synthetic brute-force search timing (0 skips it)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l json -d 'Print one JSON object'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
