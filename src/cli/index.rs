@@ -1,6 +1,7 @@
 //! `ape-chat index DIR`: bring a folder's index and KV-state cache up to
 //! date, with a progress bar (stderr) or a JSON report (stdout).
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -131,7 +132,10 @@ pub fn update(
     args: &FolderArgs,
     quiet: bool,
 ) -> Result<UpdateReport, IndexError> {
-    let bar = if quiet {
+    // A bar on a terminal; plain lines (about every 10 %) when stderr is a
+    // pipe or a log, so long work is visible there too.
+    let lines = !quiet && !std::io::stderr().is_terminal();
+    let bar = if quiet || lines {
         ProgressBar::hidden()
     } else {
         ProgressBar::new(0)
@@ -142,6 +146,7 @@ pub fn update(
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
+    let mut last_decile = None;
     let mut report = index.update(llm, embedder, &CANCEL, &mut |p| match p {
         IndexProgress::Skipped(s) if !quiet => {
             bar.suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason))))
@@ -150,6 +155,11 @@ pub fn update(
         IndexProgress::Chunks { done, total } => {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
+            let decile = (done * 10).checked_div(total).unwrap_or(10);
+            if lines && last_decile != Some(decile) {
+                last_decile = Some(decile);
+                eprintln!("indexing: {done}/{total} chunks embedded and encoded");
+            }
         }
     })?;
     bar.finish_and_clear();

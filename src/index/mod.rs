@@ -273,6 +273,9 @@ impl FolderIndex {
         }
 
         let total = pending.iter().map(|p| p.chunks.len()).sum::<usize>() + self.missing(llm).len();
+        if total > 0 {
+            progress(IndexProgress::Chunks { done: 0, total });
+        }
         let mut done = 0;
         let mut last_commit = Instant::now();
         let mut session = llm.engine.session()?;

@@ -280,3 +280,41 @@ fn packaged_completions_and_man_page_match_the_cli() {
         );
     }
 }
+
+#[test]
+fn ask_on_an_unindexed_folder_indexes_it_first_with_progress_on_stderr() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(cache.path())
+        .args([
+            "--ask",
+            "Where are encryption keys kept?",
+            "--max-tokens",
+            "8",
+            "--top-k",
+            "2",
+            "--model",
+        ])
+        .arg(tiny_model_path())
+        .arg(sample_dir())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("indexing: 0/"), "{err}");
+    let total = err
+        .lines()
+        .filter(|l| l.starts_with("indexing: "))
+        .last()
+        .unwrap_or("");
+    let (done, all) = total["indexing: ".len()..]
+        .split_once(' ')
+        .and_then(|(f, _)| f.split_once('/'))
+        .unwrap_or(("", "x"));
+    assert_eq!(done, all, "progress reaches the end: {err}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Sources"), "{stdout}");
+}
