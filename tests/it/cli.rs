@@ -307,8 +307,7 @@ fn ask_on_an_unindexed_folder_indexes_it_first_with_progress_on_stderr() {
     assert!(err.contains("indexing: 0/"), "{err}");
     let total = err
         .lines()
-        .filter(|l| l.starts_with("indexing: "))
-        .last()
+        .rfind(|l| l.starts_with("indexing: "))
         .unwrap_or("");
     let (done, all) = total["indexing: ".len()..]
         .split_once(' ')
