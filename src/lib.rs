@@ -11,6 +11,7 @@
 
 pub mod answer;
 pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod eval;
 pub mod fsutil;

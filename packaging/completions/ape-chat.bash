@@ -128,7 +128,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --mode --temperature-ape --scale-ape --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man watch cache bench help"
+            opts="-h -V --ask --mode --temperature-ape --scale-ape --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man watch cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -167,6 +167,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -300,7 +304,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__retrieval)
-            opts="-h --squad --questions --k --vectors --chunk-tokens --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -323,6 +327,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -878,13 +886,17 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__index)
-            opts="-h --chunk-tokens --embed-model --ort-lib --include --exclude --cache-budget-gb --no-states --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunk-tokens --system-prompt --embed-model --ort-lib --include --exclude --cache-budget-gb --no-states --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -962,13 +974,17 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__watch)
-            opts="-h --chunk-tokens --embed-model --ort-lib --include --exclude --cache-budget-gb --debounce-ms --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunk-tokens --system-prompt --embed-model --ort-lib --include --exclude --cache-budget-gb --debounce-ms --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= mode= temperature-ape= scale-ape= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+    string join \n ask= mode= temperature-ape= scale-ape= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -28,18 +28,19 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one quest
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model' -r -f -a "ape\t''
 parallel\t''
 sequential\t''"
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'APE attention temperature T for chunk tokens' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks retrieved per question' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l seed -d 'Seed for sampling' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -63,12 +64,13 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l kv-type -d 
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l json -d 'Print one JSON object instead of the report'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -86,12 +88,13 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l threads -d 'CP
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l debounce-ms -d 'Quiet time after the last change before re-indexing' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -114,7 +117,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l json
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l budget-gb -d 'Budget in GB' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l budget-gb -d 'Budget in GB [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -142,8 +145,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l repeats -d 'Interleaved repeats per mode; medians are reported' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l temperature-ape -d 'APE attention temperature T for chunk tokens' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -154,12 +157,13 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l questions -d 'Answerable questions evaluated (spread evenly over the dataset)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l k -d 'Recall cut-off' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l vectors -d 'Vectors in the synthetic brute-force search timing (0 skips it)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l chunk-tokens -d 'Target chunk size in model tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r

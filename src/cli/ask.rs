@@ -13,6 +13,7 @@ use super::index::{prepare, FolderArgs};
 use super::style::{bold, dim};
 use super::{ApeArgs, ModelArgs, CANCEL};
 use crate::answer::{ask, Answer, AskOptions};
+use crate::config::FileConfig;
 use crate::engine::{GenerateOptions, Mode, Sampling};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -22,6 +23,14 @@ enum ModeArg {
     Sequential,
 }
 
+impl AskArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &FileConfig) {
+        self.top_k = self.top_k.or(c.top_k);
+        self.ape.apply(c);
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct AskArgs {
     /// How retrieved chunks reach the model.
@@ -29,9 +38,9 @@ pub struct AskArgs {
     mode: ModeArg,
     #[command(flatten)]
     ape: ApeArgs,
-    /// Chunks retrieved per question.
-    #[arg(long, default_value_t = 5, value_name = "K")]
-    top_k: usize,
+    /// Chunks retrieved per question [default: 5].
+    #[arg(long, env = "APE_CHAT_TOP_K", value_name = "K")]
+    top_k: Option<usize>,
     /// Longest answer, in tokens.
     #[arg(long, default_value_t = 256, value_name = "N")]
     max_tokens: usize,
@@ -60,13 +69,14 @@ pub fn run(
     let Some(dir) = dir else {
         anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
     };
-    anyhow::ensure!(args.top_k > 0, "--top-k must be at least 1");
+    let top_k = args.top_k.unwrap_or(5);
+    anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
     let mode = match args.mode {
         ModeArg::Ape => Mode::Ape(args.ape.params()?),
         ModeArg::Parallel => Mode::Parallel,
         ModeArg::Sequential => Mode::Sequential,
     };
-    let ctx = 1024 + args.top_k * (folder.chunk_tokens * 3 / 2 + 64) + args.max_tokens;
+    let ctx = 1024 + top_k * (folder.chunk_tokens() * 3 / 2 + 64) + args.max_tokens;
     let engine = model.load(ctx.next_multiple_of(256) as u32)?;
     let mut p = prepare(&engine, folder, &dir, args.json, true)?;
     anyhow::ensure!(
@@ -76,7 +86,7 @@ pub fn run(
     );
 
     let options = AskOptions {
-        top_k: args.top_k,
+        top_k,
         mode,
         generate: GenerateOptions {
             max_tokens: args.max_tokens,

@@ -18,14 +18,9 @@ pub enum CacheCommand {
     /// Remove leftovers and unreferenced states, then evict least-recently
     /// used ones beyond the budget.
     Gc {
-        /// Budget in GB.
-        #[arg(
-            long,
-            env = "APE_CHAT_CACHE_BUDGET_GB",
-            default_value_t = 20.0,
-            value_name = "GB"
-        )]
-        budget_gb: f64,
+        /// Budget in GB [default: 20].
+        #[arg(long, env = "APE_CHAT_CACHE_BUDGET_GB", value_name = "GB")]
+        budget_gb: Option<f64>,
         #[arg(long)]
         json: bool,
     },
@@ -56,7 +51,7 @@ pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
             }
         }
         CacheCommand::Gc { budget_gb, json } => {
-            let r = store.gc(&referenced_states(), (budget_gb.max(0.0) * 1e9) as u64);
+            let r = store.gc(&referenced_states(), super::budget_bytes(*budget_gb));
             if *json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {

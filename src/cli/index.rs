@@ -9,7 +9,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::style::{bold, dim};
-use super::{ModelArgs, CANCEL};
+use super::{budget_bytes, expand_home, ModelArgs, CANCEL};
+use crate::config::FileConfig;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::Engine;
 use crate::index::dense::{EmbedOptions, Embedder};
@@ -20,9 +21,12 @@ use crate::kvstore::KvStore;
 /// Flags shared by every command that reads a folder.
 #[derive(Debug, Clone, Args)]
 pub struct FolderArgs {
-    /// Target chunk size in model tokens.
-    #[arg(long, default_value_t = 256, value_name = "N")]
-    pub chunk_tokens: usize,
+    /// Target chunk size in model tokens [default: 256].
+    #[arg(long, env = "APE_CHAT_CHUNK_TOKENS", value_name = "N")]
+    pub chunk_tokens: Option<usize>,
+    /// System prompt; part of the prefix every chunk state is encoded after.
+    #[arg(long, env = "APE_CHAT_SYSTEM_PROMPT", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
     /// Sentence-embedding model directory (ONNX + tokenizer files).
     #[arg(long, env = "APE_CHAT_EMBED_MODEL", value_name = "DIR")]
     pub embed_model: Option<PathBuf>,
@@ -36,20 +40,45 @@ pub struct FolderArgs {
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
     /// KV-state cache budget in GB; least-recently-used states beyond it are
-    /// evicted after each index update.
-    #[arg(
-        long,
-        env = "APE_CHAT_CACHE_BUDGET_GB",
-        default_value_t = 20.0,
-        value_name = "GB"
-    )]
-    pub cache_budget_gb: f64,
+    /// evicted after each index update [default: 20].
+    #[arg(long, env = "APE_CHAT_CACHE_BUDGET_GB", value_name = "GB")]
+    pub cache_budget_gb: Option<f64>,
 }
 
 impl FolderArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &FileConfig) {
+        self.chunk_tokens = self.chunk_tokens.or(c.chunk_tokens);
+        self.system_prompt = self
+            .system_prompt
+            .take()
+            .or_else(|| c.system_prompt.clone());
+        self.embed_model = self
+            .embed_model
+            .take()
+            .or_else(|| c.embed_model.as_deref().map(expand_home));
+        self.ort_lib = self
+            .ort_lib
+            .take()
+            .or_else(|| c.ort_lib.as_deref().map(expand_home));
+        self.cache_budget_gb = self.cache_budget_gb.or(c.cache_budget_gb);
+    }
+
+    /// Chunk size in model tokens.
+    pub fn chunk_tokens(&self) -> usize {
+        self.chunk_tokens.unwrap_or(256)
+    }
+
+    /// The system prompt of the shared prefix.
+    pub fn system_prompt(&self) -> &str {
+        self.system_prompt
+            .as_deref()
+            .unwrap_or(DEFAULT_SYSTEM_PROMPT)
+    }
+
     /// The budget in bytes.
     pub fn budget_bytes(&self) -> u64 {
-        (self.cache_budget_gb.max(0.0) * 1e9) as u64
+        budget_bytes(self.cache_budget_gb)
     }
 }
 
@@ -59,7 +88,7 @@ pub struct IndexArgs {
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     #[command(flatten)]
-    folder: FolderArgs,
+    pub(super) folder: FolderArgs,
     /// Index text and vectors only; KV states are encoded when an answer
     /// first needs them.
     #[arg(long)]
@@ -87,17 +116,17 @@ pub fn prepare<'e>(
     encode_states: bool,
 ) -> anyhow::Result<Prepared<'e>> {
     anyhow::ensure!(
-        args.chunk_tokens >= 16,
+        args.chunk_tokens() >= 16,
         "--chunk-tokens must be at least 16"
     );
-    let llm = Llm::new(engine, DEFAULT_SYSTEM_PROMPT, KvStore::default_location())?;
+    let llm = Llm::new(engine, args.system_prompt(), KvStore::default_location())?;
     let mut o = EmbedOptions::default();
     if let Some(d) = &args.embed_model {
         o.model_dir = d.clone();
     }
     o.ort_lib = args.ort_lib.clone();
     let mut embedder = Embedder::load(&o)?;
-    let mut index = FolderIndex::open(dir, &llm, args.chunk_tokens)
+    let mut index = FolderIndex::open(dir, &llm, args.chunk_tokens())
         .map_err(|e| anyhow::anyhow!("cannot index {}: {e}", dir.display()))?;
     index.set_encode_states(encode_states);
     index.set_filters(Filters {
@@ -110,7 +139,7 @@ pub fn prepare<'e>(
             if !quiet {
                 eprintln!("{}", dim("another ape-chat process is updating this folder: using the index as it is"));
             }
-            index = FolderIndex::open(dir, &llm, args.chunk_tokens)?;
+            index = FolderIndex::open(dir, &llm, args.chunk_tokens())?;
             UpdateReport::default()
         }
         Err(e) => return Err(e.into()),

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::config::FileConfig;
 use crate::engine::{ApeParams, Engine, EngineOptions, KvType};
 
 /// Chat with a local folder: retrieval plus cached per-chunk KV states,
@@ -76,17 +77,27 @@ pub struct ModelArgs {
     #[arg(long, global = true, env = "APE_CHAT_MODEL", value_name = "PATH")]
     model: Option<PathBuf>,
     /// CPU threads for llama.cpp [default: all cores].
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, global = true, env = "APE_CHAT_THREADS", value_name = "N")]
     threads: Option<usize>,
     /// K cache type (part of every cached state's identity).
     #[arg(long, global = true, default_value = "f16", value_name = "f16|q8_0")]
     kv_type: KvType,
     /// Layers to offload to the GPU (CUDA builds).
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(long, global = true, env = "APE_CHAT_GPU_LAYERS", value_name = "N")]
     gpu_layers: Option<u32>,
 }
 
 impl ModelArgs {
+    /// Fills what flags and env left unset from the config file.
+    fn apply(&mut self, c: &FileConfig) {
+        self.model = self
+            .model
+            .take()
+            .or_else(|| c.model.as_deref().map(expand_home));
+        self.threads = self.threads.or(c.threads);
+        self.gpu_layers = self.gpu_layers.or(c.gpu_layers);
+    }
+
     fn path(&self) -> PathBuf {
         self.model
             .clone()
@@ -120,23 +131,66 @@ impl ModelArgs {
 /// `--temperature-ape`/`--scale-ape`, shared by commands that use APE.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct ApeArgs {
-    /// APE attention temperature T for chunk tokens.
-    #[arg(long = "temperature-ape", value_name = "T", default_value_t = ApeParams::DEFAULT.temperature)]
-    temperature_ape: f32,
-    /// APE scaling factor S of the chunks' attention mass.
-    #[arg(long = "scale-ape", value_name = "S", default_value_t = ApeParams::DEFAULT.scale)]
-    scale_ape: f32,
+    /// APE attention temperature T for chunk tokens [default: 0.9].
+    #[arg(
+        long = "temperature-ape",
+        env = "APE_CHAT_TEMPERATURE_APE",
+        value_name = "T"
+    )]
+    temperature_ape: Option<f32>,
+    /// APE scaling factor S of the chunks' attention mass [default: 0.9].
+    #[arg(long = "scale-ape", env = "APE_CHAT_SCALE_APE", value_name = "S")]
+    scale_ape: Option<f32>,
 }
 
 impl ApeArgs {
+    /// Fills what flags and env left unset from the config file.
+    fn apply(&mut self, c: &FileConfig) {
+        self.temperature_ape = self.temperature_ape.or(c.temperature_ape);
+        self.scale_ape = self.scale_ape.or(c.scale_ape);
+    }
+
     fn params(&self) -> anyhow::Result<ApeParams> {
         let p = ApeParams {
-            temperature: self.temperature_ape,
-            scale: self.scale_ape,
+            temperature: self
+                .temperature_ape
+                .unwrap_or(ApeParams::DEFAULT.temperature),
+            scale: self.scale_ape.unwrap_or(ApeParams::DEFAULT.scale),
         };
         p.validate().map_err(anyhow::Error::msg)?;
         Ok(p)
     }
+}
+
+impl Cli {
+    /// Fills every setting that flags and env left unset from the config file.
+    fn apply(&mut self, c: &FileConfig) {
+        self.model.apply(c);
+        self.answer.apply(c);
+        self.folder.apply(c);
+        match &mut self.command {
+            Some(Command::Index(a)) => a.folder.apply(c),
+            Some(Command::Watch(a)) => a.folder.apply(c),
+            Some(Command::Bench(b)) => b.apply(c),
+            Some(Command::Cache(cache::CacheCommand::Gc { budget_gb, .. })) => {
+                *budget_gb = budget_gb.or(c.cache_budget_gb);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `~/x` → `$HOME/x` (config files are written by people).
+pub(crate) fn expand_home(p: &std::path::Path) -> PathBuf {
+    match (p.strip_prefix("~"), directories::BaseDirs::new()) {
+        (Ok(rest), Some(b)) => b.home_dir().join(rest),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// A budget in GB (default 20) as bytes.
+pub(crate) fn budget_bytes(gb: Option<f64>) -> u64 {
+    (gb.unwrap_or(20.0).max(0.0) * 1e9) as u64
 }
 
 /// Set by Ctrl-C: long work stops cleanly at the next safe point. A second
@@ -145,7 +199,9 @@ pub(crate) static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// Parses arguments and runs the command; the binary's only entry point.
 pub fn run() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    let config = crate::config::load()?;
+    cli.apply(&config);
     let _ = ctrlc::set_handler(|| {
         if CANCEL.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
@@ -161,7 +217,12 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => {
             match cli.ask {
-                Some(q) => ask::run(&cli.model, &cli.answer, &cli.folder, &q, cli.dir),
+                Some(q) => {
+                    let dir = cli
+                        .dir
+                        .or_else(|| config.folders.first().map(|d| expand_home(d)));
+                    ask::run(&cli.model, &cli.answer, &cli.folder, &q, dir)
+                }
                 None => {
                     use clap::CommandFactory;
                     Cli::command().print_help()?;

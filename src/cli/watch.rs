@@ -22,7 +22,7 @@ pub struct WatchArgs {
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     #[command(flatten)]
-    folder: FolderArgs,
+    pub(super) folder: FolderArgs,
     /// Quiet time after the last change before re-indexing.
     #[arg(long, default_value_t = 1500, value_name = "MS")]
     debounce_ms: u64,

@@ -1,21 +1,11 @@
 //! The binary as a user runs it: doctor, bench, --ask, exit codes, messages.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
-
-fn ape_chat(cache: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
-    c.env("APE_CHAT_CACHE_DIR", cache)
-        .env("APE_CHAT_EMBED_MODEL", embed_model_dir())
-        .env("ORT_DYLIB_PATH", ort_lib())
-        .env("NO_COLOR", "1")
-        .env_remove("APE_CHAT_MODEL");
-    c
-}
+use crate::common::{ape_chat, tiny_model_path};
 
 fn json_lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -316,4 +306,70 @@ fn ask_on_an_unindexed_folder_indexes_it_first_with_progress_on_stderr() {
     assert_eq!(done, all, "progress reaches the end: {err}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Sources"), "{stdout}");
+}
+
+#[test]
+fn settings_layer_file_then_env_then_flags() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let config = format!(
+        "top_k = 1\nfolders = [\"{}\"]\nmodel = \"{}\"\n",
+        sample_dir().display(),
+        tiny_model_path().display()
+    );
+    std::fs::write(cache.path().join("config.toml"), config).expect("write config");
+    let sources = |env: Option<&str>, flag: Option<&str>| {
+        let mut c = ape_chat(cache.path());
+        c.args([
+            "--ask",
+            "Where are encryption keys kept?",
+            "--json",
+            "--max-tokens",
+            "2",
+        ]);
+        if let Some(k) = env {
+            c.env("APE_CHAT_TOP_K", k);
+        }
+        if let Some(k) = flag {
+            c.args(["--top-k", k]);
+        }
+        let out = c.output().expect("run"); // no DIR, no --model: both from the file
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        record(&json_lines(&out), "sources")["sources"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    assert_eq!(sources(None, None), 1, "file");
+    assert_eq!(sources(Some("2"), None), 2, "env over file");
+    assert_eq!(sources(Some("2"), Some("3")), 3, "flag over env");
+
+    std::fs::write(cache.path().join("config.toml"), "top_k = \"many\"\n").expect("write");
+    let out = ape_chat(cache.path())
+        .args(["--ask", "q"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.toml") && err.contains("top_k"),
+        "{err}"
+    );
+}
+
+#[test]
+fn first_run_writes_a_commented_config() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(cache.path())
+        .args(["cache", "stats"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(cache.path().join("config.toml")).expect("config written");
+    assert!(text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .all(|l| l.starts_with('#')));
 }

@@ -120,3 +120,20 @@ pub fn docx(body: &str) -> Vec<u8> {
     z.finish().expect("zip");
     buf.into_inner()
 }
+
+/// The binary with an isolated cache and config (in `cache`), the test
+/// embedding model and ORT, and no inherited `APE_CHAT_*` settings.
+pub fn ape_chat(cache: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ape-chat"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("APE_CHAT_") {
+            c.env_remove(key);
+        }
+    }
+    c.env("APE_CHAT_CACHE_DIR", cache)
+        .env("APE_CHAT_CONFIG", cache.join("config.toml"))
+        .env("APE_CHAT_EMBED_MODEL", embed_model_dir())
+        .env("ORT_DYLIB_PATH", ort_lib())
+        .env("NO_COLOR", "1");
+    c
+}

@@ -3,20 +3,10 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{docx, embed_model_dir, ort_lib, pdf, tiny_model_path};
-
-fn ape_chat(cache: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
-    c.env("APE_CHAT_CACHE_DIR", cache)
-        .env("APE_CHAT_EMBED_MODEL", embed_model_dir())
-        .env("ORT_DYLIB_PATH", ort_lib())
-        .env("NO_COLOR", "1");
-    c
-}
+use crate::common::{ape_chat, docx, pdf, tiny_model_path};
 
 fn index(cache: &Path, dir: &Path) -> Value {
     let out = ape_chat(cache)

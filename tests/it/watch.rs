@@ -8,15 +8,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
+use crate::common::{self, tiny_model_path};
 
 fn ape_chat(cache: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ape-chat"));
-    c.env("APE_CHAT_CACHE_DIR", cache)
-        .env("APE_CHAT_EMBED_MODEL", embed_model_dir())
-        .env("ORT_DYLIB_PATH", ort_lib())
-        .env("APE_CHAT_MODEL", tiny_model_path())
-        .env("NO_COLOR", "1");
+    let mut c = common::ape_chat(cache);
+    c.env("APE_CHAT_MODEL", tiny_model_path());
     c
 }
 

@@ -18,6 +18,16 @@ pub enum BenchCommand {
     Retrieval(retrieval::RetrievalArgs),
 }
 
+impl BenchCommand {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &crate::config::FileConfig) {
+        match self {
+            BenchCommand::Ttft(a) => a.ape.apply(c),
+            BenchCommand::Retrieval(a) => a.folder.apply(c),
+        }
+    }
+}
+
 pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Ttft(args) => ttft::run(model, args),

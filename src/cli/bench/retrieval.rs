@@ -32,7 +32,7 @@ pub struct RetrievalArgs {
     #[arg(long, default_value_t = 100_000, value_name = "N")]
     vectors: usize,
     #[command(flatten)]
-    folder: FolderArgs,
+    pub(super) folder: FolderArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,

@@ -39,7 +39,7 @@ pub struct TtftArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     repeats: usize,
     #[command(flatten)]
-    ape: ApeArgs,
+    pub(super) ape: ApeArgs,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
