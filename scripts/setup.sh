@@ -36,6 +36,7 @@ command -v cmake >/dev/null || missing+=(cmake)
 command -v clang >/dev/null || missing+=(clang)
 have_libclang || missing+=(libclang-dev)
 command -v unzip >/dev/null || missing+=(unzip)
+command -v tmux >/dev/null || missing+=(tmux)   # the TUI's end-to-end test
 command -v sha256sum >/dev/null || missing+=(coreutils)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"

@@ -19,4 +19,5 @@ pub mod index;
 pub mod ingest;
 pub mod kvstore;
 pub mod paths;
+pub mod tui;
 pub mod watch;

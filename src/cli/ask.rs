@@ -24,6 +24,35 @@ enum ModeArg {
 }
 
 impl AskArgs {
+    /// Retrieval, mode and decoding settings for answering.
+    pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
+        let top_k = self.top_k.unwrap_or(5);
+        anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
+        let mode = match self.mode {
+            ModeArg::Ape => Mode::Ape(self.ape.params()?),
+            ModeArg::Parallel => Mode::Parallel,
+            ModeArg::Sequential => Mode::Sequential,
+        };
+        let sampling = if self.temperature > 0.0 {
+            Sampling::Sample {
+                temperature: self.temperature,
+                top_p: 0.95,
+                seed: self.seed,
+            }
+        } else {
+            Sampling::Greedy
+        };
+        Ok(AskOptions {
+            top_k,
+            mode,
+            generate: GenerateOptions {
+                max_tokens: self.max_tokens,
+                sampling,
+                attribution,
+            },
+        })
+    }
+
     /// Fills what flags and env left unset from the config file.
     pub fn apply(&mut self, c: &FileConfig) {
         self.top_k = self.top_k.or(c.top_k);
@@ -31,7 +60,7 @@ impl AskArgs {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct AskArgs {
     /// How retrieved chunks reach the model.
     #[arg(long, value_enum, default_value = "ape")]
@@ -69,13 +98,8 @@ pub fn run(
     let Some(dir) = dir else {
         anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
     };
-    let top_k = args.top_k.unwrap_or(5);
-    anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
-    let mode = match args.mode {
-        ModeArg::Ape => Mode::Ape(args.ape.params()?),
-        ModeArg::Parallel => Mode::Parallel,
-        ModeArg::Sequential => Mode::Sequential,
-    };
+    let options = args.options(true)?;
+    let top_k = options.top_k;
     let ctx = 1024 + top_k * (folder.chunk_tokens() * 3 / 2 + 64) + args.max_tokens;
     let engine = model.load(ctx.next_multiple_of(256) as u32)?;
     let mut p = prepare(&engine, folder, &dir, args.json, true)?;
@@ -85,23 +109,6 @@ pub fn run(
         dir.display()
     );
 
-    let options = AskOptions {
-        top_k,
-        mode,
-        generate: GenerateOptions {
-            max_tokens: args.max_tokens,
-            sampling: if args.temperature > 0.0 {
-                Sampling::Sample {
-                    temperature: args.temperature,
-                    top_p: 0.95,
-                    seed: args.seed,
-                }
-            } else {
-                Sampling::Greedy
-            },
-            attribution: true,
-        },
-    };
     let mut out = std::io::stdout().lock();
     let mut write_err: Option<std::io::Error> = None;
     let stream = !args.no_stream;

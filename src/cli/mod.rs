@@ -4,6 +4,7 @@
 mod ask;
 mod bench;
 mod cache;
+mod chat;
 mod doctor;
 mod generate;
 mod index;
@@ -98,7 +99,7 @@ impl ModelArgs {
         self.gpu_layers = self.gpu_layers.or(c.gpu_layers);
     }
 
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.model
             .clone()
             .unwrap_or_else(crate::paths::default_model)
@@ -215,21 +216,25 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::Man) => generate::man(),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
-        None => {
-            match cli.ask {
-                Some(q) => {
-                    let dir = cli
-                        .dir
-                        .or_else(|| config.folders.first().map(|d| expand_home(d)));
-                    ask::run(&cli.model, &cli.answer, &cli.folder, &q, dir)
-                }
+        None => match cli.ask {
+            Some(q) => {
+                let dir = cli
+                    .dir
+                    .or_else(|| config.folders.first().map(|d| expand_home(d)));
+                ask::run(&cli.model, &cli.answer, &cli.folder, &q, dir)
+            }
+            None => match cli
+                .dir
+                .or_else(|| config.folders.first().map(|d| expand_home(d)))
+            {
+                Some(dir) => chat::run(&cli.model, &cli.answer, &cli.folder, &dir),
                 None => {
                     use clap::CommandFactory;
                     Cli::command().print_help()?;
-                    eprintln!("\n\nerror: give a question with --ask (the interactive UI is not built yet)");
+                    eprintln!("\n\nerror: give a folder (ape-chat DIR) or set `folders` in the config file");
                     Ok(ExitCode::from(2))
                 }
-            }
-        }
+            },
+        },
     }
 }

@@ -215,6 +215,11 @@ impl FolderIndex {
         &self.folder
     }
 
+    /// Number of files indexed.
+    pub fn files(&self) -> usize {
+        self.manifest.files.len()
+    }
+
     /// Number of chunks indexed.
     pub fn len(&self) -> usize {
         self.manifest.chunks.len()

@@ -5,4 +5,5 @@ mod cli;
 mod common;
 mod engine;
 mod index;
+mod tui;
 mod watch;

@@ -1,0 +1,360 @@
+//! The TUI's state and its one `update` function: every key press, streamed
+//! token and background report is a [`Msg`]; `update` changes the [`Model`]
+//! and returns the [`Effect`]s the shell must carry out. Pure, so it is
+//! tested without a terminal.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::{Deserialize, Serialize};
+
+/// Everything that can happen.
+#[derive(Debug)]
+pub enum Msg {
+    Key(KeyEvent),
+    Resize,
+    /// Transient activity (loading, indexing progress, watcher).
+    Activity(String),
+    /// The index is ready or was updated.
+    Index {
+        files: usize,
+        chunks: usize,
+    },
+    /// A piece of the answer being generated.
+    Token(String),
+    /// The answer is complete.
+    Answered {
+        sources: Vec<SourceView>,
+        ttft_ms: f64,
+        tokens_per_s: f64,
+    },
+    /// The question failed.
+    Failed(String),
+}
+
+/// What the shell must do after an update.
+#[derive(Debug, PartialEq)]
+pub enum Effect {
+    Ask(String),
+    Cancel,
+    Save,
+    Quit,
+}
+
+/// A source of an answer as the sources pane shows it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SourceView {
+    pub path: String,
+    pub lines: (usize, usize),
+    pub heading: String,
+    pub share: Option<f64>,
+    pub preview: String,
+}
+
+/// One question and its answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    pub question: String,
+    pub answer: String,
+    pub sources: Vec<SourceView>,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub streaming: bool,
+}
+
+/// What the status bar shows.
+#[derive(Clone, Debug, Default)]
+pub struct Status {
+    pub model: String,
+    pub mode: String,
+    pub files: usize,
+    pub chunks: usize,
+    pub activity: String,
+    pub last_ttft_ms: Option<f64>,
+    pub last_tokens_per_s: Option<f64>,
+}
+
+/// The whole UI state.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    pub turns: Vec<Turn>,
+    pub input: String,
+    /// Cursor position in `input`, in chars.
+    pub cursor: usize,
+    pub past_inputs: Vec<String>,
+    recall: Option<usize>,
+    /// Turn whose sources are shown; `None` follows the latest.
+    pub selected: Option<usize>,
+    pub help: bool,
+    pub busy: bool,
+    pub status: Status,
+}
+
+impl Model {
+    /// A model with restored history.
+    pub fn new(turns: Vec<Turn>, status: Status) -> Self {
+        let past_inputs = turns.iter().map(|t| t.question.clone()).collect();
+        Self {
+            turns,
+            past_inputs,
+            status,
+            ..Self::default()
+        }
+    }
+
+    /// The turn whose sources are shown.
+    pub fn shown_turn(&self) -> Option<&Turn> {
+        self.selected
+            .and_then(|i| self.turns.get(i))
+            .or_else(|| self.turns.last())
+    }
+}
+
+/// Applies `msg` to `m`.
+pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Key(k) => key(m, k),
+        Msg::Resize => vec![],
+        Msg::Activity(a) => {
+            m.status.activity = a;
+            vec![]
+        }
+        Msg::Index { files, chunks } => {
+            (m.status.files, m.status.chunks) = (files, chunks);
+            vec![]
+        }
+        Msg::Token(t) => {
+            if let Some(turn) = m.turns.last_mut().filter(|t| t.streaming) {
+                turn.answer.push_str(&t);
+            }
+            vec![]
+        }
+        Msg::Answered {
+            sources,
+            ttft_ms,
+            tokens_per_s,
+        } => {
+            if let Some(turn) = m.turns.last_mut() {
+                turn.sources = sources;
+                turn.streaming = false;
+            }
+            m.busy = false;
+            m.status.last_ttft_ms = Some(ttft_ms);
+            m.status.last_tokens_per_s = Some(tokens_per_s);
+            vec![Effect::Save]
+        }
+        Msg::Failed(e) => {
+            if let Some(turn) = m.turns.last_mut() {
+                turn.error = Some(e);
+                turn.streaming = false;
+            }
+            m.busy = false;
+            vec![Effect::Save]
+        }
+    }
+}
+
+fn key(m: &mut Model, k: KeyEvent) -> Vec<Effect> {
+    let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+    if m.help {
+        m.help = false; // any key closes the help
+        return vec![];
+    }
+    match k.code {
+        KeyCode::Char('c') if ctrl => vec![if m.busy { Effect::Cancel } else { Effect::Quit }],
+        KeyCode::Char('d') if ctrl => vec![Effect::Quit],
+        KeyCode::Esc if m.busy => vec![Effect::Cancel],
+        KeyCode::Char('?') if m.input.is_empty() => {
+            m.help = true;
+            vec![]
+        }
+        KeyCode::Enter => submit(m),
+        KeyCode::Char(c) if !ctrl => {
+            let at = byte_at(&m.input, m.cursor);
+            m.input.insert(at, c);
+            m.cursor += 1;
+            vec![]
+        }
+        KeyCode::Backspace if m.cursor > 0 => {
+            m.cursor -= 1;
+            let at = byte_at(&m.input, m.cursor);
+            m.input.remove(at);
+            vec![]
+        }
+        KeyCode::Delete if m.cursor < m.input.chars().count() => {
+            let at = byte_at(&m.input, m.cursor);
+            m.input.remove(at);
+            vec![]
+        }
+        KeyCode::Left => {
+            m.cursor = m.cursor.saturating_sub(1);
+            vec![]
+        }
+        KeyCode::Right => {
+            m.cursor = (m.cursor + 1).min(m.input.chars().count());
+            vec![]
+        }
+        KeyCode::Home => {
+            m.cursor = 0;
+            vec![]
+        }
+        KeyCode::End => {
+            m.cursor = m.input.chars().count();
+            vec![]
+        }
+        KeyCode::Up => recall(m, -1),
+        KeyCode::Down => recall(m, 1),
+        KeyCode::PageUp | KeyCode::PageDown if !m.turns.is_empty() => {
+            let last = m.turns.len() - 1;
+            let cur = m.selected.unwrap_or(last);
+            let next = if k.code == KeyCode::PageUp {
+                cur.saturating_sub(1)
+            } else {
+                (cur + 1).min(last)
+            };
+            m.selected = (next != last).then_some(next);
+            vec![]
+        }
+        _ => vec![],
+    }
+}
+
+fn submit(m: &mut Model) -> Vec<Effect> {
+    let q = m.input.trim().to_string();
+    if m.busy || q.is_empty() {
+        return vec![];
+    }
+    m.turns.push(Turn {
+        question: q.clone(),
+        streaming: true,
+        ..Turn::default()
+    });
+    m.past_inputs.push(q.clone());
+    m.input.clear();
+    m.cursor = 0;
+    m.recall = None;
+    m.selected = None;
+    m.busy = true;
+    vec![Effect::Ask(q)]
+}
+
+/// Walks through earlier questions like a shell history.
+fn recall(m: &mut Model, step: isize) -> Vec<Effect> {
+    if m.past_inputs.is_empty() {
+        return vec![];
+    }
+    let n = m.past_inputs.len() as isize;
+    let pos = m.recall.map_or(n, |i| i as isize) + step;
+    if pos >= n {
+        m.recall = None;
+        m.input.clear();
+    } else {
+        let i = pos.max(0) as usize;
+        m.recall = Some(i);
+        m.input = m.past_inputs[i].clone();
+    }
+    m.cursor = m.input.chars().count();
+    vec![]
+}
+
+fn byte_at(s: &str, char_idx: usize) -> usize {
+    s.char_indices().nth(char_idx).map_or(s.len(), |(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn press(m: &mut Model, code: KeyCode) -> Vec<Effect> {
+        update(m, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+    }
+
+    fn ctrl(m: &mut Model, c: char) -> Vec<Effect> {
+        update(
+            m,
+            Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)),
+        )
+    }
+
+    fn type_text(m: &mut Model, s: &str) {
+        s.chars().for_each(|c| {
+            press(m, KeyCode::Char(c));
+        });
+    }
+
+    #[test]
+    fn typing_editing_and_submitting() {
+        let mut m = Model::default();
+        type_text(&mut m, "helo?");
+        press(&mut m, KeyCode::Left);
+        press(&mut m, KeyCode::Left);
+        press(&mut m, KeyCode::Char('l'));
+        assert_eq!(m.input, "hello?");
+        assert_eq!(
+            press(&mut m, KeyCode::Enter),
+            [Effect::Ask("hello?".into())]
+        );
+        assert!(m.busy && m.input.is_empty() && m.turns[0].streaming);
+        assert!(
+            press(&mut m, KeyCode::Enter).is_empty(),
+            "no second question while busy"
+        );
+        update(&mut m, Msg::Token("Hi".into()));
+        update(&mut m, Msg::Token(" there".into()));
+        let fx = update(
+            &mut m,
+            Msg::Answered {
+                sources: vec![],
+                ttft_ms: 12.0,
+                tokens_per_s: 30.0,
+            },
+        );
+        assert_eq!(fx, [Effect::Save]);
+        assert_eq!(m.turns[0].answer, "Hi there");
+        assert!(!m.busy && !m.turns[0].streaming);
+    }
+
+    #[test]
+    fn ctrl_c_cancels_generation_then_quits() {
+        let mut m = Model::default();
+        type_text(&mut m, "q");
+        press(&mut m, KeyCode::Enter);
+        assert_eq!(ctrl(&mut m, 'c'), [Effect::Cancel]);
+        assert_eq!(press(&mut m, KeyCode::Esc), [Effect::Cancel]);
+        update(&mut m, Msg::Failed("cancelled".into()));
+        assert_eq!(ctrl(&mut m, 'c'), [Effect::Quit]);
+    }
+
+    #[test]
+    fn history_recall_and_help() {
+        let mut m = Model::new(
+            vec![
+                Turn {
+                    question: "first".into(),
+                    ..Turn::default()
+                },
+                Turn {
+                    question: "second".into(),
+                    ..Turn::default()
+                },
+            ],
+            Status::default(),
+        );
+        press(&mut m, KeyCode::Up);
+        assert_eq!(m.input, "second");
+        press(&mut m, KeyCode::Up);
+        press(&mut m, KeyCode::Up);
+        assert_eq!(m.input, "first");
+        press(&mut m, KeyCode::Down);
+        press(&mut m, KeyCode::Down);
+        assert_eq!(m.input, "");
+        press(&mut m, KeyCode::Char('?'));
+        assert!(m.help);
+        press(&mut m, KeyCode::Char('x'));
+        assert!(
+            !m.help && m.input.is_empty(),
+            "the key that closes help is not typed"
+        );
+        press(&mut m, KeyCode::PageUp);
+        assert_eq!(m.shown_turn().map(|t| t.question.as_str()), Some("first"));
+    }
+}
