@@ -373,3 +373,75 @@ fn first_run_writes_a_commented_config() {
         .filter(|l| !l.trim().is_empty())
         .all(|l| l.starts_with('#')));
 }
+
+/// Uses the default model (Qwen2.5-Coder-0.5B): the 135M test model is too
+/// small to answer reliably, and this checks the answer itself.
+#[test]
+fn default_model_answers_from_the_right_file_in_ape_and_sequential_mode() {
+    let model = ape_chat::paths::models_dir().join(ape_chat::paths::DEFAULT_MODEL_FILE);
+    assert!(
+        model.is_file(),
+        "{} missing: run scripts/setup.sh",
+        model.display()
+    );
+    let cache = tempfile::tempdir().expect("tempdir");
+    for mode in ["ape", "sequential"] {
+        for (question, file, facts) in [
+            (
+                "When was Orbit 4.2 released?",
+                "release-notes-4.2.txt",
+                &["October", "14"][..],
+            ),
+            (
+                "In which region are the encryption keys stored?",
+                "backup-policy.md",
+                &["Frankfurt"][..],
+            ),
+        ] {
+            let out = ape_chat(cache.path())
+                .args([
+                    "--ask",
+                    question,
+                    "--json",
+                    "--mode",
+                    mode,
+                    "--max-tokens",
+                    "40",
+                    "--model",
+                ])
+                .arg(&model)
+                .arg(sample_dir())
+                .output()
+                .expect("run");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let lines = json_lines(&out);
+            let answer = record(&lines, "answer")["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            for fact in facts {
+                assert!(answer.contains(fact), "[{mode}] {question}: {answer:?}");
+            }
+            assert_eq!(
+                record(&lines, "sources")["sources"][0]["path"],
+                file,
+                "[{mode}] {question}"
+            );
+            let stats = record(&lines, "stats");
+            assert_eq!(stats["mode"], mode);
+            for key in [
+                "retrieval_ms",
+                "state_load_ms",
+                "question_prefill_ms",
+                "ttft_ms",
+                "decode_tokens_per_s",
+            ] {
+                assert!(stats[key].is_number(), "{key}");
+            }
+        }
+    }
+}
