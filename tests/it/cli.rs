@@ -445,3 +445,48 @@ fn default_model_answers_from_the_right_file_in_ape_and_sequential_mode() {
         }
     }
 }
+
+#[test]
+fn ask_reads_the_question_from_stdin() {
+    use std::io::Write;
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut child = ape_chat(cache.path())
+        .args([
+            "--ask",
+            "-",
+            "--json",
+            "--max-tokens",
+            "2",
+            "--top-k",
+            "1",
+            "--model",
+        ])
+        .arg(tiny_model_path())
+        .arg(sample_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"Where are encryption keys kept?\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    assert_eq!(
+        record(&json_lines(&out), "sources")["sources"][0]["path"],
+        "backup-policy.md"
+    );
+    let empty = ape_chat(cache.path())
+        .args(["--ask", "-"])
+        .arg(sample_dir())
+        .output()
+        .expect("run");
+    assert_eq!(
+        empty.status.code(),
+        Some(1),
+        "an empty question is an error"
+    );
+}
