@@ -25,8 +25,14 @@ _ape__chat() {
             ape__chat,completions)
                 cmd="ape__chat__subcmd__completions"
                 ;;
+            ape__chat,convert-squad)
+                cmd="ape__chat__subcmd__convert__subcmd__squad"
+                ;;
             ape__chat,doctor)
                 cmd="ape__chat__subcmd__doctor"
+                ;;
+            ape__chat,eval)
+                cmd="ape__chat__subcmd__eval"
                 ;;
             ape__chat,help)
                 cmd="ape__chat__subcmd__help"
@@ -91,8 +97,14 @@ _ape__chat() {
             ape__chat__subcmd__help,completions)
                 cmd="ape__chat__subcmd__help__subcmd__completions"
                 ;;
+            ape__chat__subcmd__help,convert-squad)
+                cmd="ape__chat__subcmd__help__subcmd__convert__subcmd__squad"
+                ;;
             ape__chat__subcmd__help,doctor)
                 cmd="ape__chat__subcmd__help__subcmd__doctor"
+                ;;
+            ape__chat__subcmd__help,eval)
+                cmd="ape__chat__subcmd__help__subcmd__eval"
                 ;;
             ape__chat__subcmd__help,help)
                 cmd="ape__chat__subcmd__help__subcmd__help"
@@ -128,7 +140,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --mode --temperature-ape --scale-ape --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man watch cache bench help"
+            opts="-h -V --ask --mode --temperature-ape --scale-ape --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval convert-squad watch cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -655,6 +667,56 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ape__subcmd__chat__subcmd__convert__subcmd__squad)
+            opts="-h --squad --out --contexts --unanswerable --seed --limit --model --threads --kv-type --gpu-layers --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --squad)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --contexts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ape__subcmd__chat__subcmd__doctor)
             opts="-h --json --steps --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -689,8 +751,66 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ape__subcmd__chat__subcmd__eval)
+            opts="-h --dataset --modes --limit --max-tokens --results --temperature-ape --scale-ape --json --model --threads --kv-type --gpu-layers --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dataset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --modes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --results)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --temperature-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scale-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ape__subcmd__chat__subcmd__help)
-            opts="doctor index completions man watch cache bench help"
+            opts="doctor index completions man eval convert-squad watch cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -815,7 +935,35 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ape__subcmd__chat__subcmd__help__subcmd__convert__subcmd__squad)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ape__subcmd__chat__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__help__subcmd__eval)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -53,6 +53,8 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "doctor" -d 'Check a 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "cache" -d 'Inspect or trim the KV-state cache'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "bench" -d 'Measure speed side by side in one run'
@@ -88,6 +90,30 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l threads -d 'CP
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l dataset -d 'JSON Lines of {"id", "question", "contexts": [...], "answers": [...]}' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l modes -d 'Modes to compare, comma-separated' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l limit -d 'Evaluate only the first N records' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l max-tokens -d 'Longest answer in tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l results -d 'Predictions file; re-running with it resumes [default: in the cache dir, keyed by dataset, model and settings]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l out -d 'Output JSON Lines file' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l seed -d 'Seed for distractor choice and order' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l limit -d 'Keep only the first N records' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l unanswerable -d 'Also keep unanswerable questions'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
@@ -173,14 +199,16 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'

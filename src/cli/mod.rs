@@ -6,6 +6,7 @@ mod bench;
 mod cache;
 mod chat;
 mod doctor;
+mod eval;
 mod generate;
 mod index;
 mod style;
@@ -61,6 +62,10 @@ enum Command {
     },
     /// Print the man page (roff).
     Man,
+    /// Answer a dataset in several modes and score it (EM, F1, contains, speed).
+    Eval(eval::EvalArgs),
+    /// Turn SQuAD v2 into an eval dataset (gold paragraph + distractors).
+    ConvertSquad(eval::ConvertArgs),
     /// Keep a folder's index and KV states current as files change.
     Watch(watch::WatchArgs),
     /// Inspect or trim the KV-state cache.
@@ -173,6 +178,7 @@ impl Cli {
             Some(Command::Index(a)) => a.folder.apply(c),
             Some(Command::Watch(a)) => a.folder.apply(c),
             Some(Command::Bench(b)) => b.apply(c),
+            Some(Command::Eval(a)) => a.ape.apply(c),
             Some(Command::Cache(cache::CacheCommand::Gc { budget_gb, .. })) => {
                 *budget_gb = budget_gb.or(c.cache_budget_gb);
             }
@@ -214,6 +220,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Cache(cmd)) => cache::run(&cmd),
         Some(Command::Watch(args)) => watch::run(&cli.model, &args),
         Some(Command::Completions { shell }) => generate::completions(shell),
+        Some(Command::Eval(args)) => eval::run(&cli.model, &args),
+        Some(Command::ConvertSquad(args)) => eval::convert(&args),
         Some(Command::Man) => generate::man(),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => match cli.ask {

@@ -1,3 +1,7 @@
-//! Evaluation data and metrics.
+//! Evaluation: datasets (SQuAD and its conversion to records), scoring,
+//! and answering records in every mode.
 
+pub mod dataset;
+pub mod run;
+pub mod score;
 pub mod squad;

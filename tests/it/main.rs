@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod engine;
+mod eval;
 mod index;
 mod tui;
 mod watch;

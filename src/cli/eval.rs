@@ -1,0 +1,237 @@
+//! `ape-chat eval` (answer a dataset in several modes and score it) and
+//! `ape-chat convert-squad` (make such a dataset from SQuAD v2).
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::style::bold;
+use super::{ApeArgs, ModelArgs, CANCEL};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::Mode;
+use crate::eval::dataset::{self, Record};
+use crate::eval::run::{evaluate, summarize, Prediction};
+use crate::index::Llm;
+use crate::kvstore::KvStore;
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// JSON Lines of {"id", "question", "contexts": [...], "answers": [...]}.
+    #[arg(long, value_name = "FILE")]
+    dataset: PathBuf,
+    /// Modes to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "sequential,parallel,ape")]
+    modes: Vec<String>,
+    /// Evaluate only the first N records.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Longest answer in tokens.
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    max_tokens: usize,
+    /// Predictions file; re-running with it resumes [default: in the cache dir,
+    /// keyed by dataset, model and settings].
+    #[arg(long, value_name = "FILE")]
+    results: Option<PathBuf>,
+    #[command(flatten)]
+    pub(super) ape: ApeArgs,
+    /// Print the summary and every prediction as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data].
+    #[arg(long, value_name = "FILE")]
+    squad: Option<PathBuf>,
+    /// Output JSON Lines file.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Contexts per record: the gold paragraph plus distractors from its article.
+    #[arg(long, default_value_t = 10, value_name = "K")]
+    contexts: usize,
+    /// Also keep unanswerable questions.
+    #[arg(long)]
+    unanswerable: bool,
+    /// Seed for distractor choice and order.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Keep only the first N records.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+}
+
+pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
+    let path = args
+        .squad
+        .clone()
+        .unwrap_or_else(|| crate::paths::cache_dir().join("data/squad-v2-dev.json"));
+    let mut records = dataset::from_squad(
+        &crate::eval::squad::load(&path)?,
+        args.contexts.max(1),
+        args.unanswerable,
+        args.seed,
+    );
+    records.truncate(args.limit.unwrap_or(usize::MAX));
+    dataset::save(&args.out, &records)?;
+    eprintln!("wrote {} records to {}", records.len(), args.out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_modes(names: &[String], ape: &ApeArgs) -> anyhow::Result<Vec<Mode>> {
+    names
+        .iter()
+        .map(|m| match m.trim() {
+            "sequential" => Ok(Mode::Sequential),
+            "parallel" => Ok(Mode::Parallel),
+            "ape" => Ok(Mode::Ape(ape.params()?)),
+            other => anyhow::bail!("unknown mode `{other}` (sequential, parallel, ape)"),
+        })
+        .collect()
+}
+
+pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
+    let modes = parse_modes(&args.modes, &args.ape)?;
+    let mut records = dataset::load(&args.dataset)?;
+    records.truncate(args.limit.unwrap_or(usize::MAX));
+    anyhow::ensure!(
+        !records.is_empty(),
+        "{}: no records",
+        args.dataset.display()
+    );
+    let widest = records
+        .iter()
+        .map(|r| r.contexts.iter().map(|c| c.len() / 2 + 16).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    let engine = model.load((widest + 1024 + args.max_tokens).next_multiple_of(256) as u32)?;
+    let llm = Llm::new(
+        &engine,
+        DEFAULT_SYSTEM_PROMPT,
+        KvStore::new(crate::paths::cache_dir().join("kv-eval")),
+    )?;
+    let results = args
+        .results
+        .clone()
+        .unwrap_or_else(|| default_results(args, &engine, &modes));
+    let mut done = read_predictions(&results);
+    let finished: std::collections::HashSet<String> = records
+        .iter()
+        .filter(|r| {
+            modes
+                .iter()
+                .all(|m| done.iter().any(|p| p.id == r.id && p.mode == m.name()))
+        })
+        .map(|r| r.id.clone())
+        .collect();
+    let todo: Vec<&Record> = records
+        .iter()
+        .filter(|r| !finished.contains(&r.id))
+        .collect();
+    if !args.json && !finished.is_empty() {
+        eprintln!(
+            "resuming: {} of {} records already in {}",
+            finished.len(),
+            records.len(),
+            results.display()
+        );
+    }
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(todo.len() as u64)
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} evaluating {wide_bar} {pos}/{len} records · ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    if let Some(dir) = results.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&results)?;
+    for r in todo {
+        if CANCEL.load(Ordering::Relaxed) {
+            break;
+        }
+        let preds = evaluate(&llm, &llm.store, r, &modes, args.max_tokens)?;
+        for p in &preds {
+            writeln!(out, "{}", serde_json::to_string(p)?)?;
+        }
+        out.flush()?;
+        done.extend(preds);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let ids: std::collections::HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
+    done.retain(|p| ids.contains(p.id.as_str()));
+    let summary: Vec<_> = modes.iter().map(|m| summarize(&done, m.name())).collect();
+    if args.json {
+        println!(
+            "{}",
+            json!({"results": results, "summary": summary, "predictions": done})
+        );
+    } else {
+        println!(
+            "{} {} records · {}",
+            bold("eval"),
+            records.len(),
+            results.display()
+        );
+        println!(
+            "  {:<11} {:>6} {:>6} {:>9} {:>10} {:>12} {:>8}",
+            "mode", "EM", "F1", "contains", "TTFT ms", "TTFT median", "tok/s"
+        );
+        for s in &summary {
+            println!(
+                "  {:<11} {:>6.3} {:>6.3} {:>9.3} {:>10.1} {:>12.1} {:>8.1}",
+                s.mode,
+                s.em,
+                s.f1,
+                s.contains,
+                s.ttft_ms_mean,
+                s.ttft_ms_median,
+                s.decode_tokens_per_s
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Predictions already made (a torn last line from a killed run is skipped).
+fn read_predictions(path: &std::path::Path) -> Vec<Prediction> {
+    std::fs::File::open(path)
+        .map(|f| {
+            std::io::BufReader::new(f)
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|l| serde_json::from_str(&l).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn default_results(args: &EvalArgs, engine: &crate::engine::Engine, modes: &[Mode]) -> PathBuf {
+    let mut h = blake3::Hasher::new();
+    h.update(
+        args.dataset
+            .canonicalize()
+            .unwrap_or_else(|_| args.dataset.clone())
+            .to_string_lossy()
+            .as_bytes(),
+    );
+    h.update(engine.info().id.to_string().as_bytes());
+    h.update(format!("{modes:?}|{}", args.max_tokens).as_bytes());
+    crate::paths::cache_dir()
+        .join("eval")
+        .join(format!("{}.jsonl", &h.finalize().to_hex()[..16]))
+}

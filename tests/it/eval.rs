@@ -1,0 +1,116 @@
+//! `ape-chat eval` end to end on the tiny model: the pipeline, not the scores.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::{ape_chat, tiny_model_path};
+
+fn sample_records() -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
+    let paragraphs: Vec<String> = [
+        "backup-policy.md",
+        "onboarding.md",
+        "release-notes-4.2.txt",
+        "field-notes-kestrels.md",
+    ]
+    .iter()
+    .flat_map(|f| {
+        let text = std::fs::read_to_string(dir.join(f)).expect("sample");
+        text.split("\n\n")
+            .filter(|p| p.len() > 80)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    })
+    .collect();
+    let qa = [
+        ("How long are nightly snapshots kept?", "35 days"),
+        (
+            "Who approves exceptions to the backup policy?",
+            "Priya Raman",
+        ),
+        ("When was Orbit 4.2 released?", "14 October 2026"),
+        ("How many young did Box 3 fledge?", "five"),
+        (
+            "Where do you collect your laptop?",
+            "the IT desk on the third floor",
+        ),
+    ];
+    qa.iter()
+        .enumerate()
+        .map(|(i, (q, a))| {
+            let contexts: Vec<&String> = paragraphs.iter().skip(i * 2).take(3).collect();
+            json!({"id": format!("r{i}"), "question": q, "contexts": contexts, "answers": [a]})
+                .to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn eval_scores_every_mode_and_resumes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data.jsonl");
+    std::fs::write(&data, sample_records()).expect("write");
+    let results = dir.path().join("results.jsonl");
+    let run = || {
+        let out = ape_chat(dir.path())
+            .args(["eval", "--json", "--max-tokens", "8", "--dataset"])
+            .arg(&data)
+            .arg("--results")
+            .arg(&results)
+            .arg("--model")
+            .arg(tiny_model_path())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let r = run();
+    let summary = r["summary"].as_array().expect("summary");
+    let modes: Vec<&str> = summary.iter().filter_map(|s| s["mode"].as_str()).collect();
+    assert_eq!(modes, ["sequential", "parallel", "ape"]);
+    for s in summary {
+        assert_eq!(s["records"], 5);
+        for key in ["em", "f1", "contains"] {
+            assert!(
+                s[key].as_f64().is_some_and(|x| (0.0..=1.0).contains(&x)),
+                "{key}: {s}"
+            );
+        }
+        assert!(s["ttft_ms_mean"].as_f64().is_some_and(|x| x > 0.0));
+    }
+    assert_eq!(r["predictions"].as_array().map(Vec::len), Some(15));
+    let lines = || {
+        std::fs::read_to_string(&results)
+            .expect("results")
+            .lines()
+            .count()
+    };
+    assert_eq!(lines(), 15);
+    let again = run();
+    assert_eq!(
+        lines(),
+        15,
+        "a second run resumes: nothing is answered twice"
+    );
+    assert_eq!(again["summary"], r["summary"]);
+
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"id\": \"x\", \"question\": \"q\", \"contexts\": [], \"answers\": []}\n",
+    )
+    .expect("write");
+    let out = ape_chat(dir.path())
+        .args(["eval", "--dataset"])
+        .arg(&bad)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:1"));
+}
