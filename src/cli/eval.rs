@@ -61,7 +61,7 @@ pub struct ConvertArgs {
     /// Seed for distractor choice and order.
     #[arg(long, default_value_t = 42)]
     seed: u64,
-    /// Keep only the first N records.
+    /// Keep N records, spread evenly over the dataset.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
 }
@@ -77,7 +77,11 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         args.unanswerable,
         args.seed,
     );
-    records.truncate(args.limit.unwrap_or(usize::MAX));
+    if let Some(n) = args.limit.filter(|&n| n < records.len()) {
+        // Spread evenly over the dataset rather than taking one article.
+        let total = records.len();
+        records = (0..n).map(|i| records[i * total / n].clone()).collect();
+    }
     dataset::save(&args.out, &records)?;
     eprintln!("wrote {} records to {}", records.len(), args.out.display());
     Ok(ExitCode::SUCCESS)
