@@ -107,7 +107,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l squa
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l out -d 'Output JSON Lines file' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l seed -d 'Seed for distractor choice and order' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l limit -d 'Keep only the first N records' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l limit -d 'Keep N records, spread evenly over the dataset' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
