@@ -185,6 +185,18 @@ pub fn generate(
 ) -> Result<Generated, EngineError> {
     let start = Instant::now();
     let timings = prefill(session, mode, prefix, chunks, question)?;
+    decode_answer(session, options, timings, start, on_text)
+}
+
+/// The decoding half of [`generate`], after [`prefill`]: samples from the
+/// last logits until end of turn, the token limit, or cancellation.
+pub fn decode_answer(
+    session: &mut Session<'_>,
+    options: GenerateOptions,
+    prefill: PrefillTimings,
+    start: Instant,
+    on_text: &mut dyn FnMut(&str) -> bool,
+) -> Result<Generated, EngineError> {
     if options.attribution {
         session.start_attribution();
     }
@@ -225,11 +237,42 @@ pub fn generate(
         text,
         tokens,
         stop,
-        prefill: timings,
+        prefill,
         ttft,
         decode: decode_start.elapsed(),
         attention_shares: session.attention_shares(),
     })
+}
+
+/// Log-probability of `target` under `logits` (log-softmax in f64).
+pub fn log_prob(logits: &[f32], target: TokenId) -> f64 {
+    let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let z: f64 = logits.iter().map(|&x| (x as f64 - m).exp()).sum();
+    logits
+        .get(target as usize)
+        .map_or(f64::NEG_INFINITY, |&x| x as f64 - m - z.ln())
+}
+
+/// Teacher forcing: the log-probability of each of `tokens` following what
+/// the session holds, where `first` are the logits after its last token (a
+/// copy kept from before an answer was generated and rewound away).
+pub fn score_continuation(
+    session: &mut Session<'_>,
+    first: &[f32],
+    tokens: &[TokenId],
+) -> Result<Vec<f64>, EngineError> {
+    let mut out = Vec::with_capacity(tokens.len());
+    for (i, &t) in tokens.iter().enumerate() {
+        out.push(if i == 0 {
+            log_prob(first, t)
+        } else {
+            log_prob(session.logits()?, t)
+        });
+        if i + 1 < tokens.len() {
+            session.eval(&[t])?;
+        }
+    }
+    Ok(out)
 }
 
 /// Turns a stream of token bytes into text without ever splitting or

@@ -53,6 +53,23 @@ impl ChunkLayout {
             parallel,
         }
     }
+
+    /// First position after every chunk. Chunk cells start at the prefix end,
+    /// so there cell index and position agree; in parallel the chunks share
+    /// positions, up to the longest.
+    fn end_position(&self) -> usize {
+        if self.parallel {
+            let longest = self
+                .bounds
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .max()
+                .unwrap_or(0);
+            self.cols.start + longest
+        } else {
+            self.cols.end
+        }
+    }
 }
 
 /// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
@@ -344,6 +361,31 @@ impl<'e> Session<'e> {
         let i = self.last_logits.ok_or(EngineError::NoLogits)?;
         let tok = sampler.sample(&self.ctx, i);
         Ok(tok.0)
+    }
+
+    /// Position the next evaluated token gets in the main sequence.
+    pub fn position(&self) -> usize {
+        self.next_pos as usize
+    }
+
+    /// Forgets the main sequence's tokens at positions `pos` and later (a
+    /// generated answer, teacher-forced tokens), so evaluation can continue
+    /// differently from there. Chunks and prefix sit before the question and
+    /// are never touched. Logits must be recomputed by evaluating a token.
+    pub fn rewind(&mut self, pos: usize) -> Result<(), EngineError> {
+        let chunk_end = self.chunks.as_ref().map_or(0, ChunkLayout::end_position);
+        if pos as i32 > self.next_pos || pos < chunk_end {
+            return Err(EngineError::Cache(format!(
+                "cannot rewind to position {pos}"
+            )));
+        }
+        self.ctx
+            .kv_cache_seq_rm(SEQ_MAIN, Some(pos as u32), None)
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        self.used_cells -= self.next_pos as usize - pos;
+        self.next_pos = pos as i32;
+        self.last_logits = None;
+        Ok(())
     }
 
     /// KV cells still free.

@@ -413,3 +413,54 @@ fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
         }
     }
 }
+
+#[test]
+fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
+    use ape_chat::engine::generate::{decode_answer, log_prob, prefill, score_continuation};
+    use ape_chat::engine::{GenerateOptions, Mode, Sampling};
+
+    let e = engine();
+    let l = layout();
+    let mut s = e.session().expect("session");
+    let prefix = s.encode_prefix(&l.prefix).expect("prefix");
+    let chunks: Vec<_> = SAMPLE_CHUNKS
+        .iter()
+        .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
+        .collect();
+    let refs: Vec<_> = chunks.iter().collect();
+    let q = l.question(e, SAMPLE_QUESTION);
+    let gold = e.tokenize("Marta Ilves introduced it.");
+    for mode in [Mode::Sequential, Mode::Ape(ApeParams::DEFAULT)] {
+        // Direct: fresh prefill, then the gold tokens one by one, logits read here.
+        prefill(&mut s, mode, &prefix, &refs, &q).expect("prefill");
+        let mut direct = Vec::new();
+        for (i, &t) in gold.iter().enumerate() {
+            let logits = s.logits().expect("logits");
+            let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+            let z: f64 = logits.iter().map(|&x| (x as f64 - m).exp()).sum();
+            direct.push(logits[t as usize] as f64 - m - z.ln());
+            if i + 1 < gold.len() {
+                s.eval(&[t]).expect("eval");
+            }
+        }
+        // Through the API, after generating an answer and rewinding it away.
+        let t0 = std::time::Instant::now();
+        let timings = prefill(&mut s, mode, &prefix, &refs, &q).expect("prefill");
+        let (question_end, first) = (s.position(), s.logits().expect("logits").to_vec());
+        let opts = GenerateOptions {
+            max_tokens: 12,
+            sampling: Sampling::Greedy,
+            attribution: false,
+        };
+        let answer = decode_answer(&mut s, opts, timings, t0, &mut |_| true).expect("generate");
+        assert!(!answer.tokens.is_empty());
+        s.rewind(question_end).expect("rewind");
+        let forced = score_continuation(&mut s, &first, &gold).expect("score");
+        assert_eq!(direct, forced, "{mode}: identical cache, identical numbers");
+        assert!(
+            s.rewind(prefix.tokens().len()).is_err(),
+            "rewinding into the chunks is refused"
+        );
+    }
+    assert_eq!(log_prob(&[0.0, 0.0], 1), -(2.0f64).ln());
+}
