@@ -16,15 +16,54 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use llama_cpp_sys_2 as sys;
 
 use super::ape::{apply_ape, chunk_lses, ApeParams};
+use super::state::ChunkState;
 
-/// APE as the callback applies it to one assembled context.
+/// Where loaded chunks sit: cells `cols`, chunk `i` at
+/// `cols.start + bounds[i] .. cols.start + bounds[i + 1]`.
+#[derive(Clone, Debug)]
+pub(crate) struct ChunkLayout {
+    pub cols: Range<usize>,
+    pub bounds: Vec<usize>,
+    /// Loaded side by side (APE applies) rather than sequentially.
+    pub parallel: bool,
+}
+
+impl ChunkLayout {
+    pub fn new(start: usize, chunks: &[&ChunkState], parallel: bool) -> Self {
+        let mut bounds = vec![0];
+        for c in chunks {
+            bounds.push(bounds[bounds.len() - 1] + c.tokens.len());
+        }
+        let total = bounds[bounds.len() - 1];
+        Self {
+            cols: start..start + total,
+            bounds,
+            parallel,
+        }
+    }
+
+    /// First position after every chunk. Chunk cells start at the prefix end,
+    /// so there cell index and position agree; in parallel the chunks share
+    /// positions, up to the longest.
+    pub fn end_position(&self) -> usize {
+        if self.parallel {
+            let longest = self
+                .bounds
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .max()
+                .unwrap_or(0);
+            self.cols.start + longest
+        } else {
+            self.cols.end
+        }
+    }
+}
+
+/// APE as the callback applies it to the loaded chunks.
 #[derive(Clone, Debug)]
 pub(crate) struct ActiveApe {
     pub params: ApeParams,
-    /// KV-cell columns holding chunk keys: `[P, P + Σ Lᵢ)`.
-    pub chunks: Range<usize>,
-    /// Chunk boundaries within those columns (`0 = b₀ < … < bₙ = Σ Lᵢ`).
-    pub bounds: Vec<usize>,
     /// `1/sqrt(head_dim)`; must equal the softmax's own scale.
     pub kq_scale: f32,
 }
@@ -59,8 +98,6 @@ pub type Probe = Box<dyn FnMut(&ProbeEvent<'_>) + Send>;
 /// Running per-chunk attention shares of the rows seen since it started.
 #[derive(Clone, Debug)]
 pub(crate) struct Attribution {
-    pub chunks: Range<usize>,
-    pub bounds: Vec<usize>,
     /// Raw `kq` → attention logit (`kq_scale`, divided by `T` under APE).
     pub a: f32,
     pub totals: Vec<f64>,
@@ -70,6 +107,8 @@ pub(crate) struct Attribution {
 /// State shared with the callback through `cb_eval_user_data`.
 #[derive(Default)]
 pub(crate) struct Hook {
+    /// Where the loaded chunks sit; what APE and attribution act on.
+    pub layout: Option<ChunkLayout>,
     pub ape: Option<ActiveApe>,
     pub attribution: Option<Attribution>,
     pub probe: Option<Probe>,
@@ -182,31 +221,33 @@ impl Hook {
     /// attention shares if attribution is on, then the APE rewrite if APE is
     /// on. Returns whether the tensor changed.
     fn edit_kq(&mut self, layer: usize, n_kv: usize) -> bool {
-        let (cols, bounds, a) = match (self.ape.as_ref(), self.attribution.as_ref()) {
-            (Some(p), _) => (
-                p.chunks.clone(),
-                p.bounds.clone(),
-                p.kq_scale / p.params.temperature,
-            ),
-            (None, Some(at)) => (at.chunks.clone(), at.bounds.clone(), at.a),
-            (None, None) => return false,
-        };
-        if cols.end > n_kv {
-            self.fail(format!(
-                "layer {layer}: chunk columns {cols:?} exceed the {n_kv} KV cells in view"
-            ));
-            return false;
-        }
         let Hook {
+            layout,
             ape,
             attribution,
             scratch,
             lses,
+            fault,
             ..
         } = self;
+        let Some(layout) = layout.as_ref() else {
+            return false;
+        };
+        let a = match (ape.as_ref(), attribution.as_ref()) {
+            (Some(p), _) => p.kq_scale / p.params.temperature,
+            (None, Some(at)) => at.a,
+            (None, None) => return false,
+        };
+        let cols = layout.cols.clone();
+        if cols.end > n_kv {
+            fault.get_or_insert(format!(
+                "layer {layer}: chunk columns {cols:?} exceed the {n_kv} KV cells in view"
+            ));
+            return false;
+        }
         for row in scratch.chunks_exact_mut(n_kv) {
             let block = &mut row[cols.clone()];
-            let lse = chunk_lses(block, &bounds, a, lses);
+            let lse = chunk_lses(block, &layout.bounds, a, lses);
             if let Some(at) = attribution.as_mut() {
                 for (total, l) in at.totals.iter_mut().zip(lses.iter()) {
                     *total += f64::from((l - lse).exp());

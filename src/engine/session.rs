@@ -22,55 +22,13 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 use super::ape::ApeParams;
-use super::hook::{eval_callback, ActiveApe, Attribution, Hook, Probe};
+use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, Hook, Probe};
 use super::raw_params::with_eval_callback;
 use super::state::{ChunkState, PrefixId, PrefixState};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
 const SEQ_SCRATCH: i32 = 1;
-
-/// Where loaded chunks sit: cells `cols`, chunk `i` at
-/// `cols.start + bounds[i] .. cols.start + bounds[i + 1]`.
-#[derive(Clone, Debug)]
-struct ChunkLayout {
-    cols: Range<usize>,
-    bounds: Vec<usize>,
-    /// Loaded side by side (APE applies) rather than sequentially.
-    parallel: bool,
-}
-
-impl ChunkLayout {
-    fn new(start: usize, chunks: &[&ChunkState], parallel: bool) -> Self {
-        let mut bounds = vec![0];
-        for c in chunks {
-            bounds.push(bounds[bounds.len() - 1] + c.tokens.len());
-        }
-        let total = bounds[bounds.len() - 1];
-        Self {
-            cols: start..start + total,
-            bounds,
-            parallel,
-        }
-    }
-
-    /// First position after every chunk. Chunk cells start at the prefix end,
-    /// so there cell index and position agree; in parallel the chunks share
-    /// positions, up to the longest.
-    fn end_position(&self) -> usize {
-        if self.parallel {
-            let longest = self
-                .bounds
-                .windows(2)
-                .map(|w| w[1] - w[0])
-                .max()
-                .unwrap_or(0);
-            self.cols.start + longest
-        } else {
-            self.cols.end
-        }
-    }
-}
 
 /// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
 pub struct Session<'e> {
@@ -85,8 +43,6 @@ pub struct Session<'e> {
     next_pos: i32,
     /// KV cells in use (chunks share positions, not cells).
     used_cells: usize,
-    /// Where the loaded chunks sit in the KV cells.
-    chunks: Option<ChunkLayout>,
     /// Batch index of the last token whose logits were requested.
     last_logits: Option<i32>,
 }
@@ -126,9 +82,13 @@ impl<'e> Session<'e> {
             n_ctx,
             next_pos: 0,
             used_cells: 0,
-            chunks: None,
             last_logits: None,
         })
+    }
+
+    fn hook_ref(&self) -> &Hook {
+        // SAFETY: as in `hook`; shared access outside llama_decode.
+        unsafe { self.hook.as_ref() }
     }
 
     fn hook(&mut self) -> &mut Hook {
@@ -152,7 +112,7 @@ impl<'e> Session<'e> {
         self.ctx.clear_kv_cache();
         self.next_pos = 0;
         self.used_cells = 0;
-        self.chunks = None;
+        self.hook().layout = None;
         self.last_logits = None;
         self.hook().ape = None;
         self.hook().attribution = None;
@@ -248,7 +208,7 @@ impl<'e> Session<'e> {
         let longest = chunks.iter().map(|c| c.tokens.len()).max().unwrap_or(0);
         self.next_pos = (p + longest) as i32;
         self.used_cells = p + total;
-        self.chunks = Some(ChunkLayout::new(p, chunks, true));
+        self.hook().layout = Some(ChunkLayout::new(p, chunks, true));
         Ok(())
     }
 
@@ -258,7 +218,8 @@ impl<'e> Session<'e> {
     pub fn load_sequential_chunks(&mut self, chunks: &[&ChunkState]) -> Result<(), EngineError> {
         let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
         self.ensure_room(self.used_cells + total)?;
-        self.chunks = Some(ChunkLayout::new(self.used_cells, chunks, false));
+        let start = self.used_cells;
+        self.hook().layout = Some(ChunkLayout::new(start, chunks, false));
         for c in chunks {
             self.decode(&c.tokens, SEQ_MAIN, false)?;
         }
@@ -288,22 +249,20 @@ impl<'e> Session<'e> {
             .info
             .ape_support()
             .map_err(EngineError::ApeUnsupported)?;
-        let layout = self.chunks.clone().filter(|c| c.parallel).ok_or_else(|| {
-            EngineError::ApeUnsupported("APE needs chunks loaded in parallel".into())
-        })?;
+        if self.chunk_columns().is_none() {
+            return Err(EngineError::ApeUnsupported(
+                "APE needs chunks loaded in parallel".into(),
+            ));
+        }
         let kq_scale = self.engine.info.kq_scale();
-        self.hook().ape = Some(ActiveApe {
-            params,
-            chunks: layout.cols,
-            bounds: layout.bounds,
-            kq_scale,
-        });
+        self.hook().ape = Some(ActiveApe { params, kq_scale });
         Ok(())
     }
 
     /// KV-cell columns of the chunks after a parallel load.
     pub fn chunk_columns(&self) -> Option<Range<usize>> {
-        self.chunks
+        self.hook_ref()
+            .layout
             .as_ref()
             .filter(|c| c.parallel)
             .map(|c| c.cols.clone())
@@ -313,20 +272,18 @@ impl<'e> Session<'e> {
     /// evaluated from now on pay to the chunks (all layers and heads). Costs
     /// about what APE costs per token; a no-op without loaded chunks.
     pub fn start_attribution(&mut self) {
-        let Some(layout) = self.chunks.clone() else {
+        let Some(n_chunks) = self.hook_ref().layout.as_ref().map(|l| l.bounds.len() - 1) else {
             return;
         };
         let kq_scale = self.engine.info.kq_scale();
         let t = self
-            .hook()
+            .hook_ref()
             .ape
             .as_ref()
             .map_or(1.0, |a| a.params.temperature);
         self.hook().attribution = Some(Attribution {
-            totals: vec![0.0; layout.bounds.len() - 1],
-            chunks: layout.cols,
-            bounds: layout.bounds,
             a: kq_scale / t,
+            totals: vec![0.0; n_chunks],
             rows: 0,
         });
     }
@@ -373,7 +330,11 @@ impl<'e> Session<'e> {
     /// differently from there. Chunks and prefix sit before the question and
     /// are never touched. Logits must be recomputed by evaluating a token.
     pub fn rewind(&mut self, pos: usize) -> Result<(), EngineError> {
-        let chunk_end = self.chunks.as_ref().map_or(0, ChunkLayout::end_position);
+        let chunk_end = self
+            .hook_ref()
+            .layout
+            .as_ref()
+            .map_or(0, ChunkLayout::end_position);
         if pos as i32 > self.next_pos || pos < chunk_end {
             return Err(EngineError::Cache(format!(
                 "cannot rewind to position {pos}"
