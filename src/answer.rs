@@ -6,8 +6,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{generate, ChunkState, GenerateOptions, Generated, Mode};
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
-use crate::index::{FolderIndex, Hit, IndexError, Llm};
-use crate::kvstore::Lookup;
+use crate::index::{FolderIndex, Hit, IndexError, Llm, Origin};
 
 /// How to answer: retrieval depth, mode and decoding.
 #[derive(Clone, Copy, Debug)]
@@ -59,22 +58,15 @@ pub fn ask(
     let mut session = llm.engine.session()?;
     let (mut states, mut encoded, mut rejected) = (Vec::new(), 0, 0);
     for (hit, chunk) in &hits {
-        match llm.store.get(&llm.prefix, &chunk.state) {
-            Lookup::Hit(s) => {
-                llm.store.touch(&chunk.state);
-                states.push(s);
-            }
-            other => {
-                rejected += usize::from(matches!(other, Lookup::Rejected(_)));
-                let text = index.text(hit.id)?.unwrap_or_default();
-                let tokens = llm.layout.chunk(llm.engine, &text);
-                let s = session.encode_chunk(&llm.prefix, &tokens)?;
-                // A full disk must not lose the answer: the state is still used.
-                let _ = llm.store.put(&llm.prefix, &s);
-                states.push(s);
-                encoded += 1;
-            }
-        }
+        let text = || {
+            Ok(llm
+                .layout
+                .chunk(llm.engine, &index.text(hit.id)?.unwrap_or_default()))
+        };
+        let (state, origin) = llm.state(&mut session, &chunk.state, text)?;
+        encoded += usize::from(origin != Origin::Cached);
+        rejected += usize::from(origin == Origin::Rebuilt);
+        states.push(state);
     }
     let state_prep = t1.elapsed();
     let refs: Vec<&ChunkState> = states.iter().collect();

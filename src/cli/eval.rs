@@ -167,7 +167,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         if CANCEL.load(Ordering::Relaxed) {
             break;
         }
-        let preds = evaluate(&llm, &llm.store, r, &modes, args.max_tokens)?;
+        let preds = evaluate(&llm, r, &modes, args.max_tokens)?;
         for p in &preds {
             writeln!(out, "{}", serde_json::to_string(p)?)?;
         }

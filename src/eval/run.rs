@@ -6,9 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::dataset::Record;
 use super::score::score;
 use crate::engine::generate::generate;
-use crate::engine::{ChunkState, EngineError, GenerateOptions, Mode, Sampling};
-use crate::index::Llm;
-use crate::kvstore::{KvStore, Lookup};
+use crate::engine::{ChunkState, GenerateOptions, Mode, Sampling};
+use crate::index::{IndexError, Llm};
 
 /// One record answered in one mode.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -24,27 +23,19 @@ pub struct Prediction {
 }
 
 /// Answers `record` greedily in each of `modes`. Chunk states come from (and
-/// go to) `store`.
+/// go to) the `llm`'s store.
 pub fn evaluate(
     llm: &Llm<'_>,
-    store: &KvStore,
     record: &Record,
     modes: &[Mode],
     max_tokens: usize,
-) -> Result<Vec<Prediction>, EngineError> {
+) -> Result<Vec<Prediction>, IndexError> {
     let mut s = llm.engine.session()?;
     let mut states = Vec::with_capacity(record.contexts.len());
     for text in &record.contexts {
         let tokens = llm.layout.chunk(llm.engine, text);
-        let state = match store.get(&llm.prefix, &store.key(&llm.prefix, &tokens)) {
-            Lookup::Hit(state) => state,
-            Lookup::Miss | Lookup::Rejected(_) => {
-                let state = s.encode_chunk(&llm.prefix, &tokens)?;
-                let _ = store.put(&llm.prefix, &state); // a full disk only costs speed
-                state
-            }
-        };
-        states.push(state);
+        let key = llm.store.key(&llm.prefix, &tokens);
+        states.push(llm.state(&mut s, &key, || Ok(tokens))?.0);
     }
     let refs: Vec<&ChunkState> = states.iter().collect();
     let question = llm.layout.question(llm.engine, &record.question);

@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::engine::TokenId;
 use crate::engine::{ChunkState, Engine, EngineError, PrefixState, PromptLayout, Session};
 use crate::ingest::{
     chunk_document, extract::extract, walk, Chunk, Document, FileEntry, Filters, Skipped,
 };
-use crate::kvstore::KvStore;
+use crate::kvstore::{KvStore, Lookup};
 use bm25::Bm25;
 use dense::{Embedder, VectorStore};
 pub use hybrid::Hit;
@@ -78,9 +79,41 @@ impl<'e> Llm<'e> {
         })
     }
 
+    /// The chunk state stored under `key` (marked as used for the LRU), or,
+    /// when it is missing or unusable, the state of `tokens()` encoded now and
+    /// stored. A failed store (full disk) costs only speed, never the answer.
+    pub fn state(
+        &self,
+        session: &mut Session<'_>,
+        key: &str,
+        tokens: impl FnOnce() -> Result<Vec<TokenId>, IndexError>,
+    ) -> Result<(ChunkState, Origin), IndexError> {
+        let origin = match self.store.get(&self.prefix, key) {
+            Lookup::Hit(state) => {
+                self.store.touch(key);
+                return Ok((state, Origin::Cached));
+            }
+            Lookup::Miss => Origin::Encoded,
+            Lookup::Rejected(_) => Origin::Rebuilt,
+        };
+        let state = session.encode_chunk(&self.prefix, &tokens()?)?;
+        let _ = self.store.put(&self.prefix, &state);
+        Ok((state, origin))
+    }
+
     fn count(&self, text: &str) -> usize {
         self.engine.tokenize(text).len()
     }
+}
+
+/// Where [`Llm::state`] got a state from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Cached,
+    /// Not in the cache: encoded.
+    Encoded,
+    /// In the cache but corrupt or stale: removed and encoded again.
+    Rebuilt,
 }
 
 /// Long work, reported as it happens.
@@ -271,13 +304,13 @@ impl FolderIndex {
         for s in &r.files_skipped {
             progress(IndexProgress::Skipped(s));
         }
-        let dirty =
-            !gone.is_empty() || !pending.is_empty() || self.manifest.prefix != prefix_hex(llm);
-        if self.manifest.prefix != prefix_hex(llm) {
-            self.manifest.prefix = prefix_hex(llm);
-        }
+        let prefix = prefix_hex(llm);
+        let dirty = !gone.is_empty() || !pending.is_empty() || self.manifest.prefix != prefix;
+        // Before the new prefix is recorded: a changed prefix makes every state missing.
+        let missing = self.missing(llm);
+        self.manifest.prefix = prefix;
 
-        let total = pending.iter().map(|p| p.chunks.len()).sum::<usize>() + self.missing(llm).len();
+        let total = pending.iter().map(|p| p.chunks.len()).sum::<usize>() + missing.len();
         if total > 0 {
             progress(IndexProgress::Chunks { done: 0, total });
         }
@@ -301,7 +334,7 @@ impl FolderIndex {
             }
         }
         if !r.cancelled {
-            self.repair(llm, &mut session, embedder, &mut r, &mut |n| {
+            self.repair(llm, &mut session, embedder, missing, &mut r, &mut |n| {
                 progress(IndexProgress::Chunks {
                     done: done + n,
                     total,
@@ -502,10 +535,14 @@ impl FolderIndex {
         llm: &Llm<'_>,
         session: &mut Session<'_>,
         embedder: &mut Embedder,
+        missing: Vec<ChunkId>,
         r: &mut UpdateReport,
         tick: &mut dyn FnMut(usize),
     ) -> Result<(), IndexError> {
-        for (i, id) in self.missing(llm).into_iter().enumerate() {
+        for (i, id) in missing.into_iter().enumerate() {
+            if !self.manifest.chunks.contains_key(&id) {
+                continue; // its file changed or went away since
+            }
             let Some(text) = self.bm25.text(id)? else {
                 continue;
             };

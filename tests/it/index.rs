@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, docx, pdf, tiny_model_path};
+use crate::common::{ape_chat, docx, pdf, tiny_model_path, Succeed};
 
 fn index(cache: &Path, dir: &Path) -> Value {
     let out = ape_chat(cache)
@@ -14,13 +14,7 @@ fn index(cache: &Path, dir: &Path) -> Value {
         .arg(dir)
         .arg("--model")
         .arg(tiny_model_path())
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     serde_json::from_slice(&out.stdout).expect("json report")
 }
 
@@ -266,13 +260,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
         .arg(root.path())
         .arg("--model")
         .arg(tiny_model_path())
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     let text = String::from_utf8_lossy(&out.stdout);
     let sources = text
         .lines()
@@ -355,5 +343,47 @@ fn a_run_killed_mid_caching_resumes_and_stays_consistent() {
         n(&again, "files_indexed") + n(&again, "chunks_encoded") + n(&again, "chunks_embedded"),
         0,
         "{again}"
+    );
+}
+
+#[test]
+fn changing_the_system_prompt_re_encodes_every_state_once() {
+    let (cache, root, outside) = (tempdir(), tempdir(), tempdir());
+    fixture(root.path(), outside.path());
+    let run = |prompt: Option<&str>| {
+        let mut c = ape_chat(cache.path());
+        c.args(["index", "--json", "--chunk-tokens", "64"])
+            .arg(root.path())
+            .arg("--model")
+            .arg(tiny_model_path());
+        if let Some(p) = prompt {
+            c.args(["--system-prompt", p]);
+        }
+        let out = c.succeed();
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let first = run(None);
+    let changed = run(Some("You are terse."));
+    assert_eq!(
+        n(&changed, "chunks_encoded"),
+        n(&first, "chunks"),
+        "new prefix, new states: {changed}"
+    );
+    assert_eq!(
+        n(&changed, "chunks_embedded"),
+        0,
+        "text and vectors are unchanged"
+    );
+    let again = run(Some("You are terse."));
+    assert_eq!(n(&again, "chunks_encoded"), 0, "{again}");
+    let stats = ape_chat(cache.path())
+        .args(["cache", "stats", "--json"])
+        .output()
+        .expect("run");
+    let stats: Value = serde_json::from_slice(&stats.stdout).expect("json");
+    assert_eq!(
+        n(&stats, "referenced"),
+        n(&stats, "entries"),
+        "old-prefix states were collected: {stats}"
     );
 }
