@@ -5,7 +5,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, tiny_model_path};
+use crate::common::{ape_chat, tiny_model_path, Succeed};
 
 fn json_lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -50,13 +50,7 @@ fn doctor_passes_on_the_tiny_model() {
     let out = ape_chat(cache.path())
         .args(["doctor", "--json", "--model"])
         .arg(tiny_model_path())
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(r["ok"], true);
     assert_eq!(r["info"]["architecture"], "llama");
@@ -116,13 +110,7 @@ fn bench_reports_every_figure() {
         ])
         .args(["--repeats", "1", "--json", "--model"])
         .arg(tiny_model_path())
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
     let modes: Vec<&str> = r["modes"]
         .as_array()
@@ -286,13 +274,7 @@ fn ask_on_an_unindexed_folder_indexes_it_first_with_progress_on_stderr() {
         ])
         .arg(tiny_model_path())
         .arg(sample_dir())
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("indexing: 0/"), "{err}");
     let total = err
@@ -411,13 +393,7 @@ fn default_model_answers_from_the_right_file_in_ape_and_sequential_mode() {
                 ])
                 .arg(&model)
                 .arg(sample_dir())
-                .output()
-                .expect("run");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+                .succeed();
             let lines = json_lines(&out);
             let answer = record(&lines, "answer")["text"]
                 .as_str()

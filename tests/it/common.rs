@@ -137,3 +137,37 @@ pub fn ape_chat(cache: &std::path::Path) -> std::process::Command {
         .env("NO_COLOR", "1");
     c
 }
+
+/// Running a command that must succeed, showing its stderr if it does not.
+pub trait Succeed {
+    fn succeed(&mut self) -> std::process::Output;
+}
+
+impl Succeed for std::process::Command {
+    fn succeed(&mut self) -> std::process::Output {
+        let out = self.output().expect("run");
+        assert!(
+            out.status.success(),
+            "{:?} failed:\n{}",
+            self.get_args().collect::<Vec<_>>(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+}
+
+/// The prefix state of the default layout and the states of `SAMPLE_CHUNKS`.
+pub fn sample_states(
+    s: &mut ape_chat::engine::Session<'_>,
+) -> (
+    ape_chat::engine::PrefixState,
+    Vec<ape_chat::engine::ChunkState>,
+) {
+    let (e, l) = (engine(), layout());
+    let prefix = s.encode_prefix(&l.prefix).expect("prefix");
+    let chunks = ape_chat::engine::check::SAMPLE_CHUNKS
+        .iter()
+        .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
+        .collect();
+    (prefix, chunks)
+}

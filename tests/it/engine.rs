@@ -265,7 +265,7 @@ mod bad_models {
 }
 
 mod decoding {
-    use ape_chat::engine::check::{SAMPLE_CHUNKS, SAMPLE_QUESTION};
+    use ape_chat::engine::check::SAMPLE_QUESTION;
     use ape_chat::engine::generate::generate;
     use ape_chat::engine::{ApeParams, GenerateOptions, Mode, Sampling, StopReason};
 
@@ -275,11 +275,7 @@ mod decoding {
         let e = engine();
         let l = layout();
         let mut s = e.session().expect("session");
-        let prefix = s.encode_prefix(&l.prefix).expect("prefix");
-        let chunks: Vec<_> = SAMPLE_CHUNKS
-            .iter()
-            .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
-            .collect();
+        let (prefix, chunks) = crate::common::sample_states(&mut s);
         let refs: Vec<_> = chunks.iter().collect();
         let mut streamed = String::new();
         let g = generate(
@@ -342,11 +338,7 @@ fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
     let e = engine();
     let l = layout();
     let mut s = e.session().expect("session");
-    let prefix = s.encode_prefix(&l.prefix).expect("prefix");
-    let chunks: Vec<_> = SAMPLE_CHUNKS
-        .iter()
-        .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
-        .collect();
+    let (prefix, chunks) = crate::common::sample_states(&mut s);
     let refs: Vec<_> = chunks.iter().collect();
     let p = prefix.tokens().len();
     let mut bounds = vec![p];
@@ -422,11 +414,7 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
     let e = engine();
     let l = layout();
     let mut s = e.session().expect("session");
-    let prefix = s.encode_prefix(&l.prefix).expect("prefix");
-    let chunks: Vec<_> = SAMPLE_CHUNKS
-        .iter()
-        .map(|t| s.encode_chunk(&prefix, &l.chunk(e, t)).expect("chunk"))
-        .collect();
+    let (prefix, chunks) = crate::common::sample_states(&mut s);
     let refs: Vec<_> = chunks.iter().collect();
     let q = l.question(e, SAMPLE_QUESTION);
     let gold = e.tokenize("Marta Ilves introduced it.");

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{ape_chat, tiny_model_path};
+use crate::common::{ape_chat, tiny_model_path, Succeed};
 
 fn sample_records() -> String {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
@@ -61,13 +61,7 @@ fn eval_scores_every_mode_and_resumes() {
             .arg(&results)
             .arg("--model")
             .arg(tiny_model_path())
-            .output()
-            .expect("run");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .succeed();
         serde_json::from_slice::<Value>(&out.stdout).expect("json")
     };
     let r = run();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{self, tiny_model_path};
+use crate::common::{self, tiny_model_path, Succeed};
 
 fn ape_chat(cache: &Path) -> Command {
     let mut c = common::ape_chat(cache);
@@ -49,13 +49,7 @@ fn cited(cache: &Path, dir: &Path, question: &str) -> Vec<String> {
             "2",
         ])
         .arg(dir)
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .succeed();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
