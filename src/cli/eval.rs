@@ -15,7 +15,8 @@ use super::{ApeArgs, ModelArgs, CANCEL};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::Mode;
 use crate::eval::dataset::{self, Record};
-use crate::eval::run::{evaluate, summarize, Prediction};
+use crate::eval::run::{compare, evaluate, summarize, ModeSummary, Paired, Prediction, Retention};
+use crate::eval::stats::{Estimate, RESAMPLES};
 use crate::index::Llm;
 use crate::kvstore::KvStore;
 
@@ -33,8 +34,9 @@ pub struct EvalArgs {
     /// Longest answer in tokens.
     #[arg(long, default_value_t = 32, value_name = "N")]
     max_tokens: usize,
-    /// Predictions file; re-running with it resumes [default: in the cache dir,
-    /// keyed by dataset, model and settings].
+    /// Predictions file; re-running with it resumes, and rows made with
+    /// the same mode (and T, S) are reused [default: in the cache dir, keyed
+    /// by dataset, model and --max-tokens].
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
     #[command(flatten)]
@@ -122,14 +124,14 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     let results = args
         .results
         .clone()
-        .unwrap_or_else(|| default_results(args, &engine, &modes));
+        .unwrap_or_else(|| default_results(args, &engine));
     let mut done = read_predictions(&results);
     let finished: std::collections::HashSet<String> = records
         .iter()
         .filter(|r| {
             modes
                 .iter()
-                .all(|m| done.iter().any(|p| p.id == r.id && p.mode == m.name()))
+                .all(|&m| done.iter().any(|p| p.id == r.id && p.is(m)))
         })
         .map(|r| r.id.clone())
         .collect();
@@ -167,7 +169,12 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         if CANCEL.load(Ordering::Relaxed) {
             break;
         }
-        let preds = evaluate(&llm, r, &modes, args.max_tokens)?;
+        let missing: Vec<Mode> = modes
+            .iter()
+            .copied()
+            .filter(|&m| !done.iter().any(|p| p.id == r.id && p.is(m)))
+            .collect();
+        let preds = evaluate(&llm, r, &missing, args.max_tokens)?;
         for p in &preds {
             writeln!(out, "{}", serde_json::to_string(p)?)?;
         }
@@ -178,11 +185,19 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     bar.finish_and_clear();
     let ids: std::collections::HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
     done.retain(|p| ids.contains(p.id.as_str()));
-    let summary: Vec<_> = modes.iter().map(|m| summarize(&done, m.name())).collect();
+    let summary: Vec<_> = modes.iter().map(|&m| summarize(&done, m)).collect();
+    let (paired, retention) = compare(&done, &modes);
     if args.json {
         println!(
             "{}",
-            json!({"results": results, "summary": summary, "predictions": done})
+            json!({
+                "results": results,
+                "summary": summary,
+                "paired": paired,
+                "retention": retention,
+                "bootstrap": {"resamples": RESAMPLES, "confidence": 0.95},
+                "predictions": done,
+            })
         );
     } else {
         println!(
@@ -191,24 +206,62 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
             records.len(),
             results.display()
         );
-        println!(
-            "  {:<11} {:>6} {:>6} {:>9} {:>10} {:>12} {:>8}",
-            "mode", "EM", "F1", "contains", "TTFT ms", "TTFT median", "tok/s"
-        );
-        for s in &summary {
-            println!(
-                "  {:<11} {:>6.3} {:>6.3} {:>9.3} {:>10.1} {:>12.1} {:>8.1}",
-                s.mode,
-                s.em,
-                s.f1,
-                s.contains,
-                s.ttft_ms_mean,
-                s.ttft_ms_median,
-                s.decode_tokens_per_s
-            );
-        }
+        print_tables(&summary, &paired, &retention);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One table per metric: per-mode means, then paired differences and
+/// retention with their intervals.
+fn print_tables(summary: &[ModeSummary], paired: &[Paired], retention: &[Retention]) {
+    println!(
+        "\n  {:<22} {:>6} {:>6} {:>9} {:>10} {:>10} {:>9} {:>12} {:>7}",
+        "mode", "EM", "F1", "contains", "NLL/tok", "log P", "TTFT ms", "TTFT median", "tok/s"
+    );
+    for s in summary {
+        let name = match s.ape {
+            Some(p) => format!("{} (T={}, S={})", s.mode, p.temperature, p.scale),
+            None => s.mode.clone(),
+        };
+        println!(
+            "  {:<22} {:>6.3} {:>6.3} {:>9.3} {:>10.4} {:>10.3} {:>9.1} {:>12.1} {:>7.1}",
+            name,
+            s.em,
+            s.f1,
+            s.contains,
+            s.answer_nll,
+            s.answer_logprob,
+            s.ttft_ms_mean,
+            s.ttft_ms_median,
+            s.decode_tokens_per_s
+        );
+    }
+    if paired.is_empty() {
+        return;
+    }
+    let nll = paired.iter().map(|p| (p, &p.answer_nll, p.nll_verdict));
+    print_paired("answer NLL per token, lower is better", nll);
+    print_paired("F1", paired.iter().map(|p| (p, &p.f1, p.f1_verdict)));
+    if let Some(base) = retention.first().map(|r| &r.baseline) {
+        println!(
+            "\n  {:<24} {:<24} answer likelihood (95% CI)",
+            format!("retention vs {base}"),
+            "F1"
+        );
+        for r in retention {
+            let ci = |e: &Estimate| format!("{:.3} [{:.3}, {:.3}]", e.value, e.lo, e.hi);
+            println!("  {:<24} {:<24} {}", r.mode, ci(&r.f1), ci(&r.likelihood));
+        }
+    }
+}
+
+fn print_paired<'a>(metric: &str, rows: impl Iterator<Item = (&'a Paired, &'a Estimate, &'a str)>) {
+    println!("\n  paired difference a − b, {metric} (95% bootstrap CI, {RESAMPLES} resamples)");
+    for (p, e, verdict) in rows {
+        let pair = format!("{} − {}", p.a, p.b);
+        let ci = format!("{:+.4} [{:+.4}, {:+.4}]", e.value, e.lo, e.hi);
+        println!("  {pair:<22} {ci:<30} {verdict}");
+    }
 }
 
 /// Predictions already made (a torn last line from a killed run is skipped).
@@ -224,7 +277,7 @@ fn read_predictions(path: &std::path::Path) -> Vec<Prediction> {
         .unwrap_or_default()
 }
 
-fn default_results(args: &EvalArgs, engine: &crate::engine::Engine, modes: &[Mode]) -> PathBuf {
+fn default_results(args: &EvalArgs, engine: &crate::engine::Engine) -> PathBuf {
     let mut h = blake3::Hasher::new();
     h.update(
         args.dataset
@@ -234,7 +287,9 @@ fn default_results(args: &EvalArgs, engine: &crate::engine::Engine, modes: &[Mod
             .as_bytes(),
     );
     h.update(engine.info().id.to_string().as_bytes());
-    h.update(format!("{modes:?}|{}", args.max_tokens).as_bytes());
+    // Not the modes: rows carry their mode (and T, S), so runs with other
+    // modes or APE values share the file and reuse what they have in common.
+    h.update(format!("v2|{}", args.max_tokens).as_bytes());
     crate::paths::cache_dir()
         .join("eval")
         .join(format!("{}.jsonl", &h.finalize().to_hex()[..16]))

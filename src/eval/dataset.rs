@@ -57,16 +57,8 @@ pub fn save(path: &Path, records: &[Record]) -> anyhow::Result<()> {
 /// SQuAD → records: answerable questions (unless `unanswerable`), each with
 /// its paragraph and `contexts - 1` other paragraphs of the same article.
 pub fn from_squad(squad: &Squad, contexts: usize, unanswerable: bool, seed: u64) -> Vec<Record> {
-    let mut rng = seed
-        .wrapping_mul(6_364_136_223_846_793_005)
-        .wrapping_add(1_442_695_040_888_963_407)
-        | 1;
-    let mut next = move |n: usize| {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        (rng % n.max(1) as u64) as usize
-    };
+    let mut rng = super::stats::Rng::new(seed);
+    let mut next = move |n: usize| rng.below(n);
     let mut out = Vec::new();
     for article in &squad.data {
         let paras = &article.paragraphs;

@@ -5,3 +5,4 @@ pub mod dataset;
 pub mod run;
 pub mod score;
 pub mod squad;
+pub mod stats;

@@ -1,12 +1,19 @@
 //! Answering one record in several modes over the same chunks, prefix and
-//! question tokens (only how the chunks are encoded differs), and summing up.
+//! question tokens (only how the chunks are encoded differs), scoring the
+//! answers and the gold answer's likelihood, and comparing modes.
+
+use std::collections::HashMap;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use super::dataset::Record;
 use super::score::score;
-use crate::engine::generate::generate;
-use crate::engine::{ChunkState, GenerateOptions, Mode, Sampling};
+use super::stats::{paired_difference, ratio_of_means, Estimate};
+use crate::engine::generate::{decode_answer, prefill, score_continuation};
+use crate::engine::{
+    ApeParams, ChunkState, EngineError, GenerateOptions, Mode, Sampling, Session, TokenId,
+};
 use crate::index::{IndexError, Llm};
 
 /// One record answered in one mode.
@@ -14,16 +21,76 @@ use crate::index::{IndexError, Llm};
 pub struct Prediction {
     pub id: String,
     pub mode: String,
+    /// APE's T and S (absent in the other modes): a resumed run only reuses
+    /// rows made with the same values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ape: Option<ApeParams>,
     pub answer: String,
     pub em: f64,
     pub f1: f64,
     pub contains: f64,
+    /// Tokens of the gold answer (the record's first), teacher-forced after
+    /// the question; 0 for unanswerable records.
+    pub gold_tokens: usize,
+    /// Log-probability of the whole gold answer.
+    pub answer_logprob: Option<f64>,
+    /// Mean negative log-likelihood per gold-answer token (nats).
+    pub answer_nll: Option<f64>,
     pub ttft_ms: f64,
     pub decode_tokens_per_s: f64,
 }
 
-/// Answers `record` greedily in each of `modes`. Chunk states come from (and
-/// go to) the `llm`'s store.
+impl Prediction {
+    /// Whether this row was made in `mode` (with the same T and S for APE).
+    pub fn is(&self, mode: Mode) -> bool {
+        self.mode == mode.name() && self.ape == ape_params(mode)
+    }
+}
+
+fn ape_params(mode: Mode) -> Option<ApeParams> {
+    match mode {
+        Mode::Ape(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// A record's chunk states and tokens, ready to be answered in any mode.
+pub struct Prepared {
+    pub id: String,
+    pub answers: Vec<String>,
+    pub states: Vec<ChunkState>,
+    pub question: Vec<TokenId>,
+    /// The first gold answer's tokens (empty when unanswerable).
+    pub gold: Vec<TokenId>,
+}
+
+/// Tokenizes `record` and loads (or encodes and caches) its chunk states.
+pub fn prepare(
+    llm: &Llm<'_>,
+    session: &mut Session<'_>,
+    record: &Record,
+) -> Result<Prepared, IndexError> {
+    let mut states = Vec::with_capacity(record.contexts.len());
+    for text in &record.contexts {
+        let tokens = llm.layout.chunk(llm.engine, text);
+        let key = llm.store.key(&llm.prefix, &tokens);
+        states.push(llm.state(session, &key, || Ok(tokens))?.0);
+    }
+    Ok(Prepared {
+        id: record.id.clone(),
+        answers: record.answers.clone(),
+        states,
+        question: llm.layout.question(llm.engine, &record.question),
+        gold: record
+            .answers
+            .first()
+            .map(|a| llm.engine.tokenize(a.trim()))
+            .unwrap_or_default(),
+    })
+}
+
+/// Answers `record` greedily in each of `modes`, and scores its gold answer.
+/// Chunk states come from (and go to) the `llm`'s store.
 pub fn evaluate(
     llm: &Llm<'_>,
     record: &Record,
@@ -31,75 +98,219 @@ pub fn evaluate(
     max_tokens: usize,
 ) -> Result<Vec<Prediction>, IndexError> {
     let mut s = llm.engine.session()?;
-    let mut states = Vec::with_capacity(record.contexts.len());
-    for text in &record.contexts {
-        let tokens = llm.layout.chunk(llm.engine, text);
-        let key = llm.store.key(&llm.prefix, &tokens);
-        states.push(llm.state(&mut s, &key, || Ok(tokens))?.0);
-    }
-    let refs: Vec<&ChunkState> = states.iter().collect();
-    let question = llm.layout.question(llm.engine, &record.question);
+    let p = prepare(llm, &mut s, record)?;
+    Ok(modes
+        .iter()
+        .map(|&mode| answer(llm, &mut s, &p, mode, max_tokens))
+        .collect::<Result<_, _>>()?)
+}
+
+/// One mode: prefill, generate greedily, then rewind to the question's end
+/// and teacher-force the gold answer from the question's saved logits
+/// (bit-identical to scoring after a fresh prefill, at no second prefill).
+pub fn answer(
+    llm: &Llm<'_>,
+    s: &mut Session<'_>,
+    p: &Prepared,
+    mode: Mode,
+    max_tokens: usize,
+) -> Result<Prediction, EngineError> {
+    let chunks: Vec<&ChunkState> = p.states.iter().collect();
+    let start = Instant::now();
+    let timings = prefill(s, mode, &llm.prefix, &chunks, &p.question)?;
+    let question_end = s.position();
+    let first = s.logits()?.to_vec();
     let options = GenerateOptions {
         max_tokens,
         sampling: Sampling::Greedy,
         attribution: false,
     };
-    modes
-        .iter()
-        .map(|&mode| {
-            let g = generate(
-                &mut s,
-                mode,
-                &llm.prefix,
-                &refs,
-                &question,
-                options,
-                &mut |_| true,
-            )?;
-            let (em, f1, contains) = score(&g.text, &record.answers);
-            Ok(Prediction {
-                id: record.id.clone(),
-                mode: mode.name().to_string(),
-                answer: g.text.trim().to_string(),
-                em,
-                f1,
-                contains,
-                ttft_ms: g.ttft.as_secs_f64() * 1e3,
-                decode_tokens_per_s: g.decode_tokens_per_s(),
-            })
-        })
-        .collect()
+    let g = decode_answer(s, options, timings, start, &mut |_| true)?;
+    s.rewind(question_end)?;
+    let (answer_logprob, answer_nll) = gold_likelihood(s, &first, &p.gold)?;
+    let (em, f1, contains) = score(&g.text, &p.answers);
+    Ok(Prediction {
+        id: p.id.clone(),
+        mode: mode.name().to_string(),
+        ape: ape_params(mode),
+        answer: g.text.trim().to_string(),
+        em,
+        f1,
+        contains,
+        gold_tokens: p.gold.len(),
+        answer_logprob,
+        answer_nll,
+        ttft_ms: g.ttft.as_secs_f64() * 1e3,
+        decode_tokens_per_s: g.decode_tokens_per_s(),
+    })
+}
+
+/// The gold answer's mean NLL per token in `mode`, without generating:
+/// what calibration on labelled data minimises.
+pub fn gold_nll(
+    llm: &Llm<'_>,
+    s: &mut Session<'_>,
+    p: &Prepared,
+    mode: Mode,
+) -> Result<Option<f64>, EngineError> {
+    let chunks: Vec<&ChunkState> = p.states.iter().collect();
+    prefill(s, mode, &llm.prefix, &chunks, &p.question)?;
+    let first = s.logits()?.to_vec();
+    Ok(gold_likelihood(s, &first, &p.gold)?.1)
+}
+
+/// Log-probability of `gold` and its mean NLL per token (None if empty).
+fn gold_likelihood(
+    s: &mut Session<'_>,
+    first: &[f32],
+    gold: &[TokenId],
+) -> Result<(Option<f64>, Option<f64>), EngineError> {
+    if gold.is_empty() {
+        return Ok((None, None));
+    }
+    let logprob: f64 = score_continuation(s, first, gold)?.iter().sum();
+    Ok((Some(logprob), Some(-logprob / gold.len() as f64)))
 }
 
 /// Per-mode averages.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModeSummary {
     pub mode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ape: Option<ApeParams>,
     pub records: usize,
     pub em: f64,
     pub f1: f64,
     pub contains: f64,
+    /// Mean over answerable records of the per-token gold-answer NLL.
+    pub answer_nll: f64,
+    /// Mean gold-answer log-probability.
+    pub answer_logprob: f64,
     pub ttft_ms_mean: f64,
     pub ttft_ms_median: f64,
     pub decode_tokens_per_s: f64,
 }
 
-/// Summary of the predictions of `mode`.
-pub fn summarize(predictions: &[Prediction], mode: &str) -> ModeSummary {
-    let p: Vec<&Prediction> = predictions.iter().filter(|p| p.mode == mode).collect();
-    let n = p.len().max(1) as f64;
-    let mean = |f: fn(&Prediction) -> f64| p.iter().map(|x| f(x)).sum::<f64>() / n;
+/// Summary of the predictions made in `mode`.
+pub fn summarize(predictions: &[Prediction], mode: Mode) -> ModeSummary {
+    let p: Vec<&Prediction> = predictions.iter().filter(|p| p.is(mode)).collect();
+    let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let of = |f: fn(&Prediction) -> f64| mean(p.iter().map(|x| f(x)).collect());
+    let of_gold = |f: fn(&Prediction) -> Option<f64>| mean(p.iter().filter_map(|x| f(x)).collect());
     let mut ttft: Vec<f64> = p.iter().map(|x| x.ttft_ms).collect();
     ttft.sort_by(f64::total_cmp);
     ModeSummary {
-        mode: mode.to_string(),
+        mode: mode.name().to_string(),
+        ape: ape_params(mode),
         records: p.len(),
-        em: mean(|x| x.em),
-        f1: mean(|x| x.f1),
-        contains: mean(|x| x.contains),
-        ttft_ms_mean: mean(|x| x.ttft_ms),
+        em: of(|x| x.em),
+        f1: of(|x| x.f1),
+        contains: of(|x| x.contains),
+        answer_nll: of_gold(|x| x.answer_nll),
+        answer_logprob: of_gold(|x| x.answer_logprob),
+        ttft_ms_mean: of(|x| x.ttft_ms),
         ttft_ms_median: ttft.get(ttft.len() / 2).copied().unwrap_or(0.0),
-        decode_tokens_per_s: mean(|x| x.decode_tokens_per_s),
+        decode_tokens_per_s: of(|x| x.decode_tokens_per_s),
+    }
+}
+
+/// Mode `a` against mode `b` on the records both answered: mean per-record
+/// differences `a − b` with bootstrap 95 % intervals.
+#[derive(Clone, Debug, Serialize)]
+pub struct Paired {
+    pub a: String,
+    pub b: String,
+    pub records: usize,
+    pub f1: Estimate,
+    pub em: Estimate,
+    /// Over answerable records; positive means `a` finds the gold answer
+    /// less likely.
+    pub answer_nll: Estimate,
+    /// "better", "worse" or "not significant", for `a`.
+    pub f1_verdict: &'static str,
+    pub nll_verdict: &'static str,
+}
+
+/// How much of the baseline's quality `mode` keeps: ratios of means with
+/// bootstrap 95 % intervals.
+#[derive(Clone, Debug, Serialize)]
+pub struct Retention {
+    pub mode: String,
+    pub baseline: String,
+    pub records: usize,
+    pub f1: Estimate,
+    /// Mean gold-answer likelihood per token, exp(−NLL), relative.
+    pub likelihood: Estimate,
+}
+
+/// Every pair of `modes` (later against earlier, so with the default order
+/// APE is compared against sequential and parallel) and each mode's
+/// retention against the first.
+pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<Retention>) {
+    let mut pairs = Vec::new();
+    let mut retention = Vec::new();
+    for (j, &a) in modes.iter().enumerate() {
+        for &b in &modes[..j] {
+            let both = matched(predictions, a, b);
+            let col = |f: fn(&Prediction) -> f64, k: usize| -> Vec<f64> {
+                both.iter().map(|p| f(p[k])).collect()
+            };
+            let gold: Vec<_> = both
+                .iter()
+                .filter_map(|p| Some((p[0].answer_nll?, p[1].answer_nll?)))
+                .collect();
+            let (nll_a, nll_b): (Vec<f64>, Vec<f64>) = gold.iter().copied().unzip();
+            let f1 = paired_difference(&col(|p| p.f1, 0), &col(|p| p.f1, 1));
+            let nll = paired_difference(&nll_a, &nll_b);
+            pairs.push(Paired {
+                a: a.name().into(),
+                b: b.name().into(),
+                records: both.len(),
+                f1,
+                em: paired_difference(&col(|p| p.em, 0), &col(|p| p.em, 1)),
+                answer_nll: nll,
+                f1_verdict: verdict(f1, true),
+                nll_verdict: verdict(nll, false),
+            });
+            if Some(&b) == modes.first() {
+                let lik = |v: &[f64]| v.iter().map(|x| (-x).exp()).collect::<Vec<_>>();
+                retention.push(Retention {
+                    mode: a.name().into(),
+                    baseline: b.name().into(),
+                    records: both.len(),
+                    f1: ratio_of_means(&col(|p| p.f1, 0), &col(|p| p.f1, 1)),
+                    likelihood: ratio_of_means(&lik(&nll_a), &lik(&nll_b)),
+                });
+            }
+        }
+    }
+    (pairs, retention)
+}
+
+/// Predictions of `a` and `b` for each record both answered, in a stable
+/// (record id) order.
+fn matched(predictions: &[Prediction], a: Mode, b: Mode) -> Vec<[&Prediction; 2]> {
+    let of_b: HashMap<&str, &Prediction> = predictions
+        .iter()
+        .filter(|p| p.is(b))
+        .map(|p| (p.id.as_str(), p))
+        .collect();
+    let mut both: Vec<_> = predictions
+        .iter()
+        .filter(|p| p.is(a))
+        .filter_map(|p| Some([p, *of_b.get(p.id.as_str())?]))
+        .collect();
+    both.sort_by(|x, y| x[0].id.cmp(&y[0].id));
+    both.dedup_by(|x, y| x[0].id == y[0].id);
+    both
+}
+
+fn verdict(e: Estimate, higher_is_better: bool) -> &'static str {
+    use std::cmp::Ordering::*;
+    match (e.side_of(0.0), higher_is_better) {
+        (Equal, _) => "not significant",
+        (Greater, true) | (Less, false) => "better",
+        _ => "worse",
     }
 }
 
@@ -107,31 +318,76 @@ pub fn summarize(predictions: &[Prediction], mode: &str) -> ModeSummary {
 mod tests {
     use super::*;
 
-    fn pred(mode: &str, em: f64, ttft: f64) -> Prediction {
+    const APE: Mode = Mode::Ape(ApeParams::DEFAULT);
+
+    fn pred(id: &str, mode: Mode, f1: f64, nll: f64, ttft: f64) -> Prediction {
         Prediction {
-            id: "x".into(),
-            mode: mode.into(),
+            id: id.into(),
+            mode: mode.name().into(),
+            ape: ape_params(mode),
             answer: String::new(),
-            em,
-            f1: em,
-            contains: em,
+            em: f1.round(),
+            f1,
+            contains: f1.round(),
+            gold_tokens: 2,
+            answer_logprob: Some(-2.0 * nll),
+            answer_nll: Some(nll),
             ttft_ms: ttft,
             decode_tokens_per_s: 10.0,
         }
     }
 
     #[test]
-    fn summaries_are_per_mode() {
+    fn summaries_are_per_mode_and_per_ape_setting() {
+        let other = Mode::Ape(ApeParams::IDENTITY);
         let p = [
-            pred("ape", 1.0, 10.0),
-            pred("ape", 0.0, 30.0),
-            pred("ape", 1.0, 20.0),
-            pred("sequential", 0.0, 99.0),
+            pred("a", APE, 1.0, 0.5, 10.0),
+            pred("b", APE, 0.0, 1.5, 30.0),
+            pred("c", APE, 1.0, 1.0, 20.0),
+            pred("a", other, 0.0, 9.0, 99.0),
+            pred("a", Mode::Sequential, 0.0, 2.0, 99.0),
         ];
-        let s = summarize(&p, "ape");
+        let s = summarize(&p, APE);
         assert_eq!(s.records, 3);
         assert!((s.em - 2.0 / 3.0).abs() < 1e-12);
+        assert!((s.answer_nll - 1.0).abs() < 1e-12);
+        assert!((s.answer_logprob + 2.0).abs() < 1e-12);
         assert_eq!(s.ttft_ms_median, 20.0);
-        assert_eq!(summarize(&p, "sequential").records, 1);
+        assert_eq!(summarize(&p, Mode::Sequential).records, 1);
+        assert_eq!(summarize(&p, other).answer_nll, 9.0);
+    }
+
+    #[test]
+    fn paired_comparison_and_retention() {
+        // APE finds every gold answer 0.1 nats/token less likely and loses
+        // F1 on one record in four.
+        let mut p = Vec::new();
+        for i in 0..40 {
+            let id = format!("r{i:02}");
+            let nll = 1.0 + (i % 7) as f64 * 0.3;
+            p.push(pred(&id, Mode::Sequential, 1.0, nll, 1.0));
+            p.push(pred(
+                &id,
+                APE,
+                if i % 4 == 0 { 0.0 } else { 1.0 },
+                nll + 0.1,
+                1.0,
+            ));
+        }
+        p.push(pred("only-ape", APE, 0.0, 9.0, 1.0));
+        let (pairs, retention) = compare(&p, &[Mode::Sequential, APE]);
+        assert_eq!(pairs.len(), 1);
+        let d = &pairs[0];
+        assert_eq!(
+            (d.a.as_str(), d.b.as_str(), d.records),
+            ("ape", "sequential", 40)
+        );
+        assert!((d.answer_nll.value - 0.1).abs() < 1e-12);
+        assert!((d.f1.value + 0.25).abs() < 1e-12);
+        assert_eq!((d.nll_verdict, d.f1_verdict), ("worse", "worse"));
+        let r = &retention[0];
+        assert!((r.f1.value - 0.75).abs() < 1e-12);
+        assert!(r.f1.lo < 0.75 && 0.75 < r.f1.hi);
+        assert!(r.likelihood.value < 1.0 && r.likelihood.hi < 1.0);
     }
 }

@@ -418,7 +418,11 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
     let refs: Vec<_> = chunks.iter().collect();
     let q = l.question(e, SAMPLE_QUESTION);
     let gold = e.tokenize("Marta Ilves introduced it.");
-    for mode in [Mode::Sequential, Mode::Ape(ApeParams::DEFAULT)] {
+    for mode in [
+        Mode::Sequential,
+        Mode::Parallel,
+        Mode::Ape(ApeParams::DEFAULT),
+    ] {
         // Direct: fresh prefill, then the gold tokens one by one, logits read here.
         prefill(&mut s, mode, &prefix, &refs, &q).expect("prefill");
         let mut direct = Vec::new();

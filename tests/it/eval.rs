@@ -53,9 +53,11 @@ fn eval_scores_every_mode_and_resumes() {
     let data = dir.path().join("data.jsonl");
     std::fs::write(&data, sample_records()).expect("write");
     let results = dir.path().join("results.jsonl");
-    let run = || {
+    let run = |extra: &[&str]| {
         let out = ape_chat(dir.path())
-            .args(["eval", "--json", "--max-tokens", "8", "--dataset"])
+            .args(["eval", "--json", "--max-tokens", "8"])
+            .args(extra)
+            .arg("--dataset")
             .arg(&data)
             .arg("--results")
             .arg(&results)
@@ -64,7 +66,7 @@ fn eval_scores_every_mode_and_resumes() {
             .succeed();
         serde_json::from_slice::<Value>(&out.stdout).expect("json")
     };
-    let r = run();
+    let r = run(&[]);
     let summary = r["summary"].as_array().expect("summary");
     let modes: Vec<&str> = summary.iter().filter_map(|s| s["mode"].as_str()).collect();
     assert_eq!(modes, ["sequential", "parallel", "ape"]);
@@ -77,7 +79,50 @@ fn eval_scores_every_mode_and_resumes() {
             );
         }
         assert!(s["ttft_ms_mean"].as_f64().is_some_and(|x| x > 0.0));
+        assert!(s["answer_nll"].as_f64().is_some_and(|x| x > 0.0), "{s}");
+        assert!(s["answer_logprob"].as_f64().is_some_and(|x| x < 0.0), "{s}");
     }
+    for p in r["predictions"].as_array().expect("predictions") {
+        let (lp, nll, n) = (&p["answer_logprob"], &p["answer_nll"], &p["gold_tokens"]);
+        let (lp, nll, n) = (
+            lp.as_f64().expect("lp"),
+            nll.as_f64().expect("nll"),
+            n.as_f64().expect("n"),
+        );
+        assert!(n > 0.0 && (nll + lp / n).abs() < 1e-9, "{p}");
+    }
+    let pairs: Vec<String> = r["paired"]
+        .as_array()
+        .expect("paired")
+        .iter()
+        .map(|p| {
+            format!(
+                "{}-{}",
+                p["a"].as_str().unwrap_or(""),
+                p["b"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        ["parallel-sequential", "ape-sequential", "ape-parallel"]
+    );
+    for p in r["paired"].as_array().expect("paired") {
+        assert_eq!(p["records"], 5);
+        let d = &p["answer_nll"];
+        assert!(
+            d["lo"].as_f64() <= d["value"].as_f64() && d["value"].as_f64() <= d["hi"].as_f64(),
+            "{p}"
+        );
+        assert!(p["nll_verdict"].is_string() && p["f1_verdict"].is_string());
+    }
+    let retention = r["retention"].as_array().expect("retention");
+    assert_eq!(retention.len(), 2);
+    assert_eq!(retention[1]["mode"], "ape");
+    assert_eq!(retention[1]["baseline"], "sequential");
+    assert!(retention[1]["likelihood"]["value"]
+        .as_f64()
+        .is_some_and(|x| x > 0.0));
     assert_eq!(r["predictions"].as_array().map(Vec::len), Some(15));
     let lines = || {
         std::fs::read_to_string(&results)
@@ -86,13 +131,22 @@ fn eval_scores_every_mode_and_resumes() {
             .count()
     };
     assert_eq!(lines(), 15);
-    let again = run();
+    let again = run(&[]);
     assert_eq!(
         lines(),
         15,
         "a second run resumes: nothing is answered twice"
     );
     assert_eq!(again["summary"], r["summary"]);
+    // Other APE values: only the APE rows are new; the rest is reused.
+    let other = run(&["--temperature-ape", "0.5", "--scale-ape", "0.7"]);
+    assert_eq!(lines(), 20);
+    assert_eq!(other["summary"][0], r["summary"][0]);
+    assert_eq!(other["summary"][2]["ape"]["temperature"], 0.5);
+    assert_ne!(
+        other["summary"][2]["answer_nll"],
+        r["summary"][2]["answer_nll"]
+    );
 
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(
