@@ -5,6 +5,7 @@
 //! (`~/.config/ape-chat/config.toml` on Linux; `APE_CHAT_CONFIG` overrides)
 //! and is written, fully commented, on first run.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -20,12 +21,42 @@ pub struct FileConfig {
     pub ort_lib: Option<PathBuf>,
     pub temperature_ape: Option<f32>,
     pub scale_ape: Option<f32>,
+    pub prefix_newlines: Option<usize>,
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
     pub top_k: Option<usize>,
     pub cache_budget_gb: Option<f64>,
     pub threads: Option<usize>,
     pub gpu_layers: Option<u32>,
+    /// Per-model APE settings (written by `ape-chat calibrate`), keyed by
+    /// the model's identity: they beat the top-level values for that model.
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// APE settings for one model.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    pub temperature_ape: Option<f32>,
+    pub scale_ape: Option<f32>,
+    pub prefix_newlines: Option<usize>,
+}
+
+impl FileConfig {
+    /// These settings as they apply to the model with identity `id`: its
+    /// own `[models."<id>"]` values replace the top-level ones.
+    pub fn for_model(&self, id: Option<&str>) -> FileConfig {
+        let own = id
+            .and_then(|id| self.models.get(id))
+            .copied()
+            .unwrap_or_default();
+        FileConfig {
+            temperature_ape: own.temperature_ape.or(self.temperature_ape),
+            scale_ape: own.scale_ape.or(self.scale_ape),
+            prefix_newlines: own.prefix_newlines.or(self.prefix_newlines),
+            ..self.clone()
+        }
+    }
 }
 
 /// A config file that exists but cannot be used.
@@ -78,6 +109,67 @@ pub fn load_from(path: &Path) -> Result<FileConfig, ConfigError> {
     })
 }
 
+/// Writes `settings` into the `[models."<id>"]` table of the file at
+/// `path`, keeping everything else in it (comments included) as it was;
+/// `note` becomes the table's comment. Atomic.
+pub fn save_model(
+    path: &Path,
+    id: &str,
+    settings: ModelConfig,
+    note: &str,
+) -> Result<(), ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => TEMPLATE.to_string(),
+        Err(source) => {
+            return Err(ConfigError::Io {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    let invalid = |message: String| ConfigError::Invalid {
+        path: path.to_owned(),
+        message,
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| invalid(format!("{e}")))?;
+    if let Some(models) = doc.get_mut("models") {
+        models
+            .as_table_like_mut()
+            .ok_or_else(|| invalid("`models` is not a table".into()))?
+            .remove(id);
+    }
+    // Appended as text: a file of only comments keeps them in the
+    // document's trailing decor, which an inserted table would jump ahead of.
+    let mut table = toml_edit::Table::new();
+    // f32 → f64 through the shortest decimal, so 0.8 is written as 0.8.
+    let num = |x: f32| x.to_string().parse::<f64>().unwrap_or(x as f64);
+    if let Some(t) = settings.temperature_ape {
+        table["temperature_ape"] = toml_edit::value(num(t));
+    }
+    if let Some(s) = settings.scale_ape {
+        table["scale_ape"] = toml_edit::value(num(s));
+    }
+    if let Some(n) = settings.prefix_newlines {
+        table["prefix_newlines"] = toml_edit::value(n as i64);
+    }
+    let note: String = note.lines().map(|l| format!("# {l}\n")).collect();
+    let mut text = doc.to_string();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "\n{note}[models.{}]\n{table}",
+        toml_edit::Key::new(id)
+    ));
+    // Never write a file that would not load back.
+    toml::from_str::<FileConfig>(&text).map_err(|e| invalid(e.to_string()))?;
+    crate::fsutil::write_atomic(path, &[text.as_bytes()]).map_err(|source| ConfigError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
 /// The file written on first run: every setting, commented out, with its
 /// default and the environment variable that overrides it.
 pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in defaults < this file <
@@ -97,6 +189,10 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # temperature_ape = 0.9
 # scale_ape = 0.9
 
+# Newline tokens appended to the shared prefix before the chunks (a longer
+# prefix can steady APE; changing it re-encodes the cache).  [APE_CHAT_PREFIX_NEWLINES]
+# prefix_newlines = 0
+
 # System prompt: part of the shared prefix every chunk state is encoded
 # after; changing it re-encodes the cache.  [APE_CHAT_SYSTEM_PROMPT]
 # system_prompt = "You are a helpful assistant. ..."
@@ -111,6 +207,9 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # CPU threads and GPU layers (CUDA builds).  [APE_CHAT_THREADS, APE_CHAT_GPU_LAYERS]
 # threads = 4
 # gpu_layers = 0
+
+# Per-model settings found by `ape-chat calibrate` follow, one table per
+# model identity; they beat the values above for that model.
 "#;
 
 #[cfg(test)]
@@ -126,6 +225,49 @@ mod tests {
             .expect("written")
             .contains("# top_k = 5"));
         assert_eq!(load_from(&p).expect("reload"), FileConfig::default());
+    }
+
+    #[test]
+    fn calibrated_model_settings_are_saved_beside_user_edits_and_win_for_that_model() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "# mine\ntop_k = 3\ntemperature_ape = 0.7\n").expect("write");
+        let qwen = ModelConfig {
+            temperature_ape: Some(0.8),
+            scale_ape: Some(0.85),
+            prefix_newlines: Some(2),
+        };
+        save_model(&p, "abc123", qwen, "qwen.gguf\nobjective f1").expect("save");
+        let other = ModelConfig {
+            scale_ape: Some(0.5),
+            ..ModelConfig::default()
+        };
+        save_model(&p, "def456", other, "other").expect("save");
+        save_model(&p, "abc123", qwen, "qwen.gguf, again").expect("overwrite");
+        let text = std::fs::read_to_string(&p).expect("read");
+        assert!(text.starts_with("# mine\ntop_k = 3"), "{text}");
+        assert!(
+            text.contains("# qwen.gguf, again") && !text.contains("objective f1"),
+            "{text}"
+        );
+        assert!(text.contains("temperature_ape = 0.8\n"), "{text}");
+        let c = load_from(&p).expect("load");
+        assert_eq!(c.models.get("abc123"), Some(&qwen));
+        let q = c.for_model(Some("abc123"));
+        assert_eq!((q.top_k, q.temperature_ape), (Some(3), Some(0.8)));
+        assert_eq!((q.scale_ape, q.prefix_newlines), (Some(0.85), Some(2)));
+        let d = c.for_model(Some("def456"));
+        assert_eq!((d.temperature_ape, d.scale_ape), (Some(0.7), Some(0.5)));
+        assert_eq!(c.for_model(Some("unknown")).temperature_ape, Some(0.7));
+        assert_eq!(c.for_model(None).scale_ape, None);
+        // A first save on a machine with no config starts from the template.
+        let fresh = dir.path().join("new/config.toml");
+        save_model(&fresh, "abc123", qwen, "x").expect("fresh");
+        let c = load_from(&fresh).expect("load");
+        assert_eq!(c.models.get("abc123"), Some(&qwen));
+        assert!(std::fs::read_to_string(&fresh)
+            .expect("read")
+            .contains("# top_k = 5"));
     }
 
     #[test]

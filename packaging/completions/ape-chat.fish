@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= mode= temperature-ape= scale-ape= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+    string join \n ask= mode= temperature-ape= scale-ape= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -36,6 +36,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampl
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l seed -d 'Seed for sampling' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
@@ -54,6 +55,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "index" -d 'Index a f
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "man" -d 'Print the man page (roff)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "cache" -d 'Inspect or trim the KV-state cache'
@@ -68,6 +70,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l json -d 'Pr
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
@@ -94,15 +97,33 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l dataset -d 'J
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l modes -d 'Modes to compare, comma-separated' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l limit -d 'Evaluate only the first N records' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l max-tokens -d 'Longest answer in tokens' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l results -d 'Predictions file; re-running with it resumes [default: in the cache dir, keyed by dataset, model and settings]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l results -d 'Predictions file; re-running with it resumes, and rows made with the same mode (and T, S) are reused [default: in the cache dir, keyed by dataset, model and --max-tokens]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dataset -d 'Records to calibrate on, JSON Lines as for `eval` (`answers` may be empty for `--objective attention`)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l objective -d 'What to optimise: answer F1, gold-answer NLL, or attention matching against sequential prefill (needs no answers)' -r -f -a "f1\t'Greedy answers\' token F1 (ties broken by gold-answer NLL)'
+nll\t'Mean per-token NLL of the gold answers'
+attention\t'KL(sequential ‖ APE) of the question\'s attention; needs no answers'"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l search -d 'Records the search runs on (the first ones of the dataset)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l holdout -d 'Records after those that the before/after table is measured on' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l prefix-newlines -d 'Prefix variants to try: newline tokens appended to the shared prefix' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l max-tokens -d 'Longest answer in tokens (F1 objective and the held-out table)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l system-prompt -d 'System prompt of the shared prefix [default: config, then built-in]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dry-run -d 'Show the result without writing the config file'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l json -d 'Print the result as one JSON object'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l out -d 'Output JSON Lines file' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
@@ -116,6 +137,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l unan
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
@@ -185,6 +207,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l vectors -d 'Vectors in the synthetic brute-force search timing (0 skips it)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
@@ -199,16 +222,17 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval convert-squad watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'

@@ -10,14 +10,13 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use super::index::PrefixArgs;
 use super::style::bold;
 use super::{ApeArgs, ModelArgs, CANCEL};
-use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::Mode;
 use crate::eval::dataset::{self, Record};
 use crate::eval::run::{compare, evaluate, summarize, ModeSummary, Paired, Prediction, Retention};
 use crate::eval::stats::{Estimate, RESAMPLES};
-use crate::index::Llm;
 use crate::kvstore::KvStore;
 
 #[derive(Debug, Args)]
@@ -41,6 +40,8 @@ pub struct EvalArgs {
     results: Option<PathBuf>,
     #[command(flatten)]
     pub(super) ape: ApeArgs,
+    #[command(flatten)]
+    pub(super) prefix: PrefixArgs,
     /// Print the summary and every prediction as one JSON object.
     #[arg(long)]
     json: bool,
@@ -110,21 +111,12 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         "{}: no records",
         args.dataset.display()
     );
-    let widest = records
-        .iter()
-        .map(|r| r.contexts.iter().map(|c| c.len() / 2 + 16).sum::<usize>())
-        .max()
-        .unwrap_or(0);
-    let engine = model.load((widest + 1024 + args.max_tokens).next_multiple_of(256) as u32)?;
-    let llm = Llm::new(
-        &engine,
-        DEFAULT_SYSTEM_PROMPT,
-        KvStore::new(crate::paths::cache_dir().join("kv-eval")),
-    )?;
+    let engine = engine_for(model, &records, args.max_tokens)?;
+    let llm = args.prefix.llm(&engine, eval_store())?;
     let results = args
         .results
         .clone()
-        .unwrap_or_else(|| default_results(args, &engine));
+        .unwrap_or_else(|| default_results(args, &llm));
     let mut done = read_predictions(&results);
     let finished: std::collections::HashSet<String> = records
         .iter()
@@ -264,6 +256,27 @@ fn print_paired<'a>(metric: &str, rows: impl Iterator<Item = (&'a Paired, &'a Es
     }
 }
 
+/// The model with a context wide enough for every record (a generous
+/// bound: two bytes per token, prefix, question and answer).
+pub(super) fn engine_for(
+    model: &ModelArgs,
+    records: &[Record],
+    max_tokens: usize,
+) -> anyhow::Result<crate::engine::Engine> {
+    let widest = records
+        .iter()
+        .map(|r| r.contexts.iter().map(|c| c.len() / 2 + 16).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    model.load((widest + 1024 + max_tokens).next_multiple_of(256) as u32)
+}
+
+/// Where eval and calibration keep their chunk states (index gc never
+/// touches it).
+pub(super) fn eval_store() -> KvStore {
+    KvStore::new(crate::paths::cache_dir().join("kv-eval"))
+}
+
 /// Predictions already made (a torn last line from a killed run is skipped).
 fn read_predictions(path: &std::path::Path) -> Vec<Prediction> {
     std::fs::File::open(path)
@@ -277,7 +290,7 @@ fn read_predictions(path: &std::path::Path) -> Vec<Prediction> {
         .unwrap_or_default()
 }
 
-fn default_results(args: &EvalArgs, engine: &crate::engine::Engine) -> PathBuf {
+fn default_results(args: &EvalArgs, llm: &crate::index::Llm<'_>) -> PathBuf {
     let mut h = blake3::Hasher::new();
     h.update(
         args.dataset
@@ -286,7 +299,10 @@ fn default_results(args: &EvalArgs, engine: &crate::engine::Engine) -> PathBuf {
             .to_string_lossy()
             .as_bytes(),
     );
-    h.update(engine.info().id.to_string().as_bytes());
+    h.update(llm.engine.info().id.to_string().as_bytes());
+    for t in &llm.layout.prefix {
+        h.update(&t.to_le_bytes());
+    }
     // Not the modes: rows carry their mode (and T, S), so runs with other
     // modes or APE values share the file and reuse what they have in common.
     h.update(format!("v2|{}", args.max_tokens).as_bytes());

@@ -12,7 +12,7 @@ use super::style::{bold, dim};
 use super::{budget_bytes, expand_home, ModelArgs, CANCEL};
 use crate::config::FileConfig;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::Engine;
+use crate::engine::{Engine, PromptLayout};
 use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::{FolderIndex, IndexError, IndexProgress, Llm, UpdateReport};
 use crate::ingest::Filters;
@@ -24,9 +24,8 @@ pub struct FolderArgs {
     /// Target chunk size in model tokens [default: 256].
     #[arg(long, env = "APE_CHAT_CHUNK_TOKENS", value_name = "N")]
     pub chunk_tokens: Option<usize>,
-    /// System prompt; part of the prefix every chunk state is encoded after.
-    #[arg(long, env = "APE_CHAT_SYSTEM_PROMPT", value_name = "TEXT")]
-    pub system_prompt: Option<String>,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
     /// Sentence-embedding model directory (ONNX + tokenizer files).
     #[arg(long, env = "APE_CHAT_EMBED_MODEL", value_name = "DIR")]
     pub embed_model: Option<PathBuf>,
@@ -49,10 +48,7 @@ impl FolderArgs {
     /// Fills what flags and env left unset from the config file.
     pub fn apply(&mut self, c: &FileConfig) {
         self.chunk_tokens = self.chunk_tokens.or(c.chunk_tokens);
-        self.system_prompt = self
-            .system_prompt
-            .take()
-            .or_else(|| c.system_prompt.clone());
+        self.prefix.apply(c);
         self.embed_model = self
             .embed_model
             .take()
@@ -69,16 +65,48 @@ impl FolderArgs {
         self.chunk_tokens.unwrap_or(256)
     }
 
-    /// The system prompt of the shared prefix.
-    pub fn system_prompt(&self) -> &str {
-        self.system_prompt
-            .as_deref()
-            .unwrap_or(DEFAULT_SYSTEM_PROMPT)
-    }
-
     /// The budget in bytes.
     pub fn budget_bytes(&self) -> u64 {
         budget_bytes(self.cache_budget_gb)
+    }
+}
+
+/// What the shared prefix is made of: every chunk state is encoded after
+/// it, so changing either re-encodes the cache.
+#[derive(Debug, Clone, Args)]
+pub struct PrefixArgs {
+    /// System prompt; part of the prefix every chunk state is encoded after.
+    #[arg(long, env = "APE_CHAT_SYSTEM_PROMPT", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Newline tokens appended to the prefix before the chunks [default: 0,
+    /// or what `ape-chat calibrate` chose for the model].
+    #[arg(long, env = "APE_CHAT_PREFIX_NEWLINES", value_name = "N")]
+    pub prefix_newlines: Option<usize>,
+}
+
+impl PrefixArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &FileConfig) {
+        self.system_prompt = self
+            .system_prompt
+            .take()
+            .or_else(|| c.system_prompt.clone());
+        self.prefix_newlines = self.prefix_newlines.or(c.prefix_newlines);
+    }
+
+    /// The prompt layout, and the prefix state encoded once, for `store`.
+    pub fn llm<'e>(&self, engine: &'e Engine, store: KvStore) -> anyhow::Result<Llm<'e>> {
+        let system = self
+            .system_prompt
+            .as_deref()
+            .unwrap_or(DEFAULT_SYSTEM_PROMPT);
+        let layout = PromptLayout::new(engine, system)?.pad(engine, self.newlines());
+        Ok(Llm::new(engine, layout, store)?)
+    }
+
+    /// Newline tokens after the template's prefix.
+    pub fn newlines(&self) -> usize {
+        self.prefix_newlines.unwrap_or(0)
     }
 }
 
@@ -119,7 +147,7 @@ pub fn prepare<'e>(
         args.chunk_tokens() >= 16,
         "--chunk-tokens must be at least 16"
     );
-    let llm = Llm::new(engine, args.system_prompt(), KvStore::default_location())?;
+    let llm = args.prefix.llm(engine, KvStore::default_location())?;
     let mut o = EmbedOptions::default();
     if let Some(d) = &args.embed_model {
         o.model_dir = d.clone();

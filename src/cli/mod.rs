@@ -4,6 +4,7 @@
 mod ask;
 mod bench;
 mod cache;
+mod calibrate;
 mod chat;
 mod doctor;
 mod eval;
@@ -64,6 +65,9 @@ enum Command {
     Man,
     /// Answer a dataset in several modes and score it (EM, F1, contains, speed).
     Eval(eval::EvalArgs),
+    /// Find the prefix variant, T and S that suit the model, and save them
+    /// for it (used from then on by --ask, the TUI and eval).
+    Calibrate(calibrate::CalibrateArgs),
     /// Turn SQuAD v2 into an eval dataset (gold paragraph + distractors).
     ConvertSquad(eval::ConvertArgs),
     /// Keep a folder's index and KV states current as files change.
@@ -172,13 +176,23 @@ impl Cli {
     /// Fills every setting that flags and env left unset from the config file.
     fn apply(&mut self, c: &FileConfig) {
         self.model.apply(c);
+        // Calibrated settings for this very model beat the general ones.
+        let id = (!c.models.is_empty())
+            .then(|| crate::engine::ModelId::of_file(&self.model.path()).ok())
+            .flatten()
+            .map(|id| id.to_string());
+        let c = &c.for_model(id.as_deref());
         self.answer.apply(c);
         self.folder.apply(c);
         match &mut self.command {
             Some(Command::Index(a)) => a.folder.apply(c),
             Some(Command::Watch(a)) => a.folder.apply(c),
             Some(Command::Bench(b)) => b.apply(c),
-            Some(Command::Eval(a)) => a.ape.apply(c),
+            Some(Command::Calibrate(a)) => a.apply(c),
+            Some(Command::Eval(a)) => {
+                a.ape.apply(c);
+                a.prefix.apply(c);
+            }
             Some(Command::Cache(cache::CacheCommand::Gc { budget_gb, .. })) => {
                 *budget_gb = budget_gb.or(c.cache_budget_gb);
             }
@@ -222,6 +236,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::Eval(args)) => eval::run(&cli.model, &args),
         Some(Command::ConvertSquad(args)) => eval::convert(&args),
+        Some(Command::Calibrate(args)) => calibrate::run(&cli.model, &args),
         Some(Command::Man) => generate::man(),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
         None => match cli.ask {

@@ -15,9 +15,17 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApeParams {
     /// Attention temperature `T` for chunk keys (`< 1` sharpens).
+    #[serde(serialize_with = "shortest")]
     pub temperature: f32,
     /// Scaling factor `S` of the chunk block's total attention (`< 1` damps).
+    #[serde(serialize_with = "shortest")]
     pub scale: f32,
+}
+
+/// f32 as the f64 of its shortest decimal, so reports say 0.9 rather than
+/// 0.8999999761581421 (what a plain f32 → f64 widening gives in JSON values).
+fn shortest<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(x.to_string().parse().unwrap_or(*x as f64))
 }
 
 impl ApeParams {

@@ -61,6 +61,16 @@ impl PromptLayout {
         })
     }
 
+    /// Appends `newlines` newline tokens to the prefix: a prefix variant
+    /// (the paper grows it by 2, 10, 20, 40) that `ape-chat calibrate`
+    /// searches.
+    pub fn pad(mut self, engine: &Engine, newlines: usize) -> Self {
+        if let Some(&nl) = engine.tokenize("\n").first() {
+            self.prefix.extend(std::iter::repeat_n(nl, newlines));
+        }
+        self
+    }
+
     /// Tokens of one chunk as it is encoded: its text, then a blank line.
     pub fn chunk(&self, engine: &Engine, text: &str) -> Vec<TokenId> {
         engine.tokenize(&format!("{}\n\n", text.trim_end()))

@@ -1,6 +1,7 @@
 //! Evaluation: datasets (SQuAD and its conversion to records), scoring,
 //! and answering records in every mode.
 
+pub mod calibrate;
 pub mod dataset;
 pub mod run;
 pub mod score;

@@ -67,9 +67,12 @@ pub struct Llm<'e> {
 }
 
 impl<'e> Llm<'e> {
-    /// Computes the prefix state for `system` once.
-    pub fn new(engine: &'e Engine, system: &str, store: KvStore) -> Result<Self, EngineError> {
-        let layout = PromptLayout::new(engine, system)?;
+    /// Computes the prefix state of `layout` once.
+    pub fn new(
+        engine: &'e Engine,
+        layout: PromptLayout,
+        store: KvStore,
+    ) -> Result<Self, EngineError> {
         let prefix = engine.session()?.encode_prefix(&layout.prefix)?;
         Ok(Self {
             engine,

@@ -162,3 +162,93 @@ fn eval_scores_every_mode_and_resumes() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:1"));
 }
+
+/// `calibrate` end to end on the tiny model with the label-free objective,
+/// then `--ask` for that model uses what it saved, without being told.
+#[test]
+fn calibration_is_saved_per_model_and_used_by_ask() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data.jsonl");
+    // Unlabelled records: the attention objective needs no answers.
+    let unlabelled: String = sample_records()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).expect("record");
+            v["answers"] = json!([]);
+            v.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&data, unlabelled).expect("write");
+    let out = ape_chat(dir.path())
+        .args(["calibrate", "--json", "--objective", "attention"])
+        .args([
+            "--search",
+            "2",
+            "--holdout",
+            "1",
+            "--prefix-newlines",
+            "0,2",
+        ])
+        .arg("--dataset")
+        .arg(&data)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .succeed();
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let trials = r["trials"].as_array().expect("trials");
+    assert!(trials.len() >= 5, "{r}");
+    assert_eq!(
+        trials[0]["params"]["temperature"], 0.9,
+        "starts at the defaults"
+    );
+    let losses: Vec<f64> = trials.iter().filter_map(|t| t["loss"].as_f64()).collect();
+    assert!(
+        losses.iter().all(|l| *l >= 0.0),
+        "KL is non-negative: {losses:?}"
+    );
+    assert!(
+        losses.windows(2).any(|w| w[0] != w[1]),
+        "T and S move the attention: {losses:?}"
+    );
+    assert_eq!(r["prefix_variants"].as_array().map(Vec::len), Some(2));
+    assert!(r["before"]["attention_kl"].as_f64().is_some());
+    assert!(r["after"]["attention_kl"].as_f64().is_some());
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).expect("config");
+    let id = r["model_id"].as_str().expect("model id");
+    assert!(config.contains(&format!("[models.{id}]")), "{config}");
+
+    // A hand-set model section: --ask for this model uses it...
+    let (t, s) = (0.55, 0.75);
+    let section = format!("[models.{id}]\ntemperature_ape = {t}\nscale_ape = {s}\n");
+    let keep: String = config.split("\n# ").next().unwrap_or_default().to_string();
+    std::fs::write(dir.path().join("config.toml"), format!("{keep}\n{section}")).expect("write");
+    let stats = |extra: &[&str]| -> Value {
+        let out = ape_chat(dir.path())
+            .args([
+                "--ask",
+                "When was Orbit 4.2 released?",
+                "--json",
+                "--max-tokens",
+                "4",
+            ])
+            .args(extra)
+            .arg("--model")
+            .arg(tiny_model_path())
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample"))
+            .succeed();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "stats")
+            .expect("stats")
+    };
+    let st = stats(&[]);
+    assert_eq!(
+        (st["temperature_ape"].as_f64(), st["scale_ape"].as_f64()),
+        (Some(t), Some(s))
+    );
+    // ...and a flag still beats it.
+    let st = stats(&["--temperature-ape", "0.8"]);
+    assert_eq!(st["temperature_ape"].as_f64(), Some(0.8));
+    assert_eq!(st["scale_ape"].as_f64(), Some(s));
+}
