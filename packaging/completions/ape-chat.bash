@@ -55,6 +55,9 @@ _ape__chat() {
             ape__chat__subcmd__bench,retrieval)
                 cmd="ape__chat__subcmd__bench__subcmd__retrieval"
                 ;;
+            ape__chat__subcmd__bench,suite)
+                cmd="ape__chat__subcmd__bench__subcmd__suite"
+                ;;
             ape__chat__subcmd__bench,ttft)
                 cmd="ape__chat__subcmd__bench__subcmd__ttft"
                 ;;
@@ -63,6 +66,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__bench__subcmd__help,retrieval)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__retrieval"
+                ;;
+            ape__chat__subcmd__bench__subcmd__help,suite)
+                cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__suite"
                 ;;
             ape__chat__subcmd__bench__subcmd__help,ttft)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__ttft"
@@ -126,6 +132,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__help__subcmd__bench,retrieval)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__retrieval"
+                ;;
+            ape__chat__subcmd__help__subcmd__bench,suite)
+                cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__suite"
                 ;;
             ape__chat__subcmd__help__subcmd__bench,ttft)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__ttft"
@@ -240,7 +249,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench)
-            opts="-h --model --threads --kv-type --gpu-layers --help ttft retrieval help"
+            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -270,7 +279,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help)
-            opts="ttft retrieval help"
+            opts="ttft suite retrieval help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -298,6 +307,20 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__retrieval)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__suite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -345,6 +368,100 @@ _ape__chat() {
                     return 0
                     ;;
                 --vectors)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix-newlines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embed-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ort-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-budget-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__suite)
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --chunks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --decode-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repeats)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-folder)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --temperature-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scale-ape)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -740,7 +857,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__convert__subcmd__squad)
-            opts="-h --squad --out --contexts --unanswerable --seed --limit --model --threads --kv-type --gpu-layers --help"
+            opts="-h --squad --out --contexts --unanswerable --seed --limit --exclude --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -763,6 +880,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -904,7 +1025,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench)
-            opts="ttft retrieval"
+            opts="ttft suite retrieval"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -918,6 +1039,20 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__retrieval)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__suite)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

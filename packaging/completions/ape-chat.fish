@@ -129,6 +129,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l out 
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l seed -d 'Seed for distractor choice and order' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l limit -d 'Keep N records, spread evenly over the dataset' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l exclude -d 'Leave out the questions of this dataset (so a calibration set and an evaluation set never share a question)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -181,14 +182,15 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft retrieval help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunks -d 'Number of retrieved chunks' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
@@ -201,6 +203,28 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l json -d 'Print one JSON object instead of the table'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunks -d 'Numbers of retrieved chunks to time, comma-separated' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Tokens per chunk' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l repeats -d 'Interleaved repeats per mode and size; medians are reported' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l index-folder -d 'Folder to time indexing on (into a scratch index and cache) [default: the README\'s sample folder, if present]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l out -d 'Where `bench-suite.json` and `bench-suite.svg` go' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l json -d 'Print the report as JSON on stdout too'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l questions -d 'Answerable questions evaluated (spread evenly over the dataset)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l k -d 'Recall cut-off' -r
@@ -220,6 +244,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l json -d 'Print one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
@@ -237,4 +262,5 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'

@@ -67,6 +67,10 @@ pub struct ConvertArgs {
     /// Keep N records, spread evenly over the dataset.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
+    /// Leave out the questions of this dataset (so a calibration set and an
+    /// evaluation set never share a question).
+    #[arg(long, value_name = "FILE")]
+    exclude: Option<PathBuf>,
 }
 
 pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
@@ -80,6 +84,11 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         args.unanswerable,
         args.seed,
     );
+    if let Some(path) = &args.exclude {
+        let ids: std::collections::HashSet<String> =
+            dataset::load(path)?.into_iter().map(|r| r.id).collect();
+        records.retain(|r| !ids.contains(&r.id));
+    }
     if let Some(n) = args.limit.filter(|&n| n < records.len()) {
         // Spread evenly over the dataset rather than taking one article.
         let total = records.len();

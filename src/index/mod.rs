@@ -200,7 +200,18 @@ impl FolderIndex {
         let folder = folder
             .canonicalize()
             .map_err(|e| IndexError::io(folder, e))?;
-        let dir = index_dir(&folder);
+        Self::open_at(&folder, index_dir(&folder), llm, chunk_tokens)
+    }
+
+    /// [`Self::open`] with the index kept in `dir` rather than the cache
+    /// (benchmarks index scratch folders without touching the user's cache).
+    pub fn open_at(
+        folder: &Path,
+        dir: PathBuf,
+        llm: &Llm<'_>,
+        chunk_tokens: usize,
+    ) -> Result<Self, IndexError> {
+        let folder = folder.to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| IndexError::io(&dir, e))?;
         let _ = std::fs::write(dir.join("folder.txt"), folder.to_string_lossy().as_bytes());
         let model = llm.engine.info().id.to_string();

@@ -136,6 +136,57 @@ fn bench_reports_every_figure() {
 }
 
 #[test]
+fn bench_suite_writes_json_and_a_chart() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out_dir = cache.path().join("out");
+    let out = ape_chat(cache.path())
+        .args(["bench", "suite", "--chunks", "2,1", "--chunk-tokens", "32"])
+        .args(["--decode-tokens", "2", "--json", "--out"])
+        .arg(&out_dir)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .succeed();
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("bench-suite.json")).expect("json file"),
+    )
+    .expect("json");
+    assert_eq!(r, written);
+    let sizes: Vec<u64> = r["sizes"]
+        .as_array()
+        .expect("sizes")
+        .iter()
+        .filter_map(|p| p["chunks"].as_u64())
+        .collect();
+    assert_eq!(sizes, [1, 2], "sorted");
+    for p in r["sizes"].as_array().expect("sizes") {
+        assert_eq!(p["modes"].as_array().map(Vec::len), Some(3));
+        assert!(p["ttft_ratio_sequential_over_ape"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0));
+    }
+    let st = &r["states"];
+    let (f16, q8) = (
+        st["bytes_per_token_f16"].as_f64().unwrap_or(0.0),
+        st["bytes_per_token_q8_0"].as_f64().unwrap_or(0.0),
+    );
+    assert!((23_000.0..24_500.0).contains(&f16), "{st}");
+    assert!(q8 > 0.0 && q8 < f16, "q8_0 K is smaller: {st}");
+    assert!(st["file_read_mb_per_s"].as_f64().is_some_and(|x| x > 0.0));
+    assert!(
+        r["index"]["chunks"].as_u64().is_some_and(|n| n > 0),
+        "{}",
+        r["index"]
+    );
+    let svg = std::fs::read_to_string(out_dir.join("bench-suite.svg")).expect("svg");
+    assert!(svg.starts_with("<svg") && svg.contains("APE (cached states)"));
+    assert!(
+        svg.contains("SmolLM2-135M-Instruct"),
+        "the chart names the model"
+    );
+}
+
+#[test]
 fn ask_answers_in_every_mode_and_reuses_cached_states() {
     let cache = tempfile::tempdir().expect("tempdir");
     let ask = |mode: &str| {

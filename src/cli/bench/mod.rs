@@ -1,6 +1,8 @@
 //! `ape-chat bench …`: measurements taken side by side in one run.
 
+mod chart;
 mod retrieval;
+mod suite;
 mod ttft;
 
 use std::process::ExitCode;
@@ -13,6 +15,10 @@ use super::ModelArgs;
 pub enum BenchCommand {
     /// Time to first token and decode speed: sequential vs parallel vs APE.
     Ttft(ttft::TtftArgs),
+    /// Every speed figure side by side: TTFT and decode per mode for 5–40
+    /// chunks, chunk encoding, state loading, state size (f16 vs q8_0 K),
+    /// indexing; writes JSON and an SVG chart.
+    Suite(suite::SuiteArgs),
     /// Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense,
     /// plus brute-force vector search latency at scale.
     Retrieval(retrieval::RetrievalArgs),
@@ -23,6 +29,10 @@ impl BenchCommand {
     pub fn apply(&mut self, c: &crate::config::FileConfig) {
         match self {
             BenchCommand::Ttft(a) => a.ape.apply(c),
+            BenchCommand::Suite(a) => {
+                a.ape.apply(c);
+                a.folder.apply(c);
+            }
             BenchCommand::Retrieval(a) => a.folder.apply(c),
         }
     }
@@ -31,6 +41,7 @@ impl BenchCommand {
 pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Ttft(args) => ttft::run(model, args),
+        BenchCommand::Suite(args) => suite::run(model, args),
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
     }
 }

@@ -22,7 +22,8 @@ const CORPUS: [&str; 4] = [
     include_str!("../../../assets/sample/release-notes-4.2.txt"),
     include_str!("../../../assets/sample/field-notes-kestrels.md"),
 ];
-const QUESTION: &str = "How long are nightly backups kept, and when is the next restore drill?";
+pub(super) const QUESTION: &str =
+    "How long are nightly backups kept, and when is the next restore drill?";
 
 #[derive(Debug, Args)]
 pub struct TtftArgs {
@@ -46,14 +47,14 @@ pub struct TtftArgs {
 }
 
 #[derive(Debug, Default, Serialize)]
-struct ModeFigures {
-    mode: &'static str,
-    ttft_ms: f64,
+pub(super) struct ModeFigures {
+    pub mode: &'static str,
+    pub ttft_ms: f64,
     /// Reading + verifying state files, restoring prefix and chunk states.
-    load_ms: f64,
+    pub load_ms: f64,
     /// Decoding chunk tokens (sequential) and the question.
-    prefill_ms: f64,
-    decode_tokens_per_s: f64,
+    pub prefill_ms: f64,
+    pub decode_tokens_per_s: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -167,7 +168,7 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
 }
 
 #[derive(Clone, Copy)]
-struct Sample {
+pub(super) struct Sample {
     ttft: Duration,
     load: Duration,
     prefill: Duration,
@@ -176,7 +177,7 @@ struct Sample {
 
 /// One timed answer start: (for cached modes) read the state files, prefill,
 /// pick the first token; then `decode` greedy steps for the decode speed.
-fn measure(
+pub(super) fn measure(
     s: &mut Session<'_>,
     mode: Mode,
     prefix: &PrefixState,
@@ -214,7 +215,7 @@ fn measure(
     })
 }
 
-fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
+pub(super) fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
     let med = |f: &dyn Fn(&Sample) -> f64| {
         let mut v: Vec<f64> = s.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
@@ -230,7 +231,7 @@ fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
 }
 
 /// `n` distinct windows of `len` tokens over the corpus, wrapping around.
-fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
+pub(super) fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
     let corpus: Vec<TokenId> = CORPUS.iter().flat_map(|t| engine.tokenize(t)).collect();
     (0..n)
         .map(|i| {
@@ -247,16 +248,16 @@ fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
 }
 
 /// A temporary directory of state files, removed on drop.
-struct StateDir(PathBuf);
+pub(super) struct StateDir(pub PathBuf);
 
 impl StateDir {
-    fn new() -> anyhow::Result<Self> {
+    pub fn new() -> anyhow::Result<Self> {
         let dir = std::env::temp_dir().join(format!("ape-chat-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         Ok(Self(dir))
     }
 
-    fn save(&self, chunks: &[ChunkState]) -> anyhow::Result<Vec<PathBuf>> {
+    pub fn save(&self, chunks: &[ChunkState]) -> anyhow::Result<Vec<PathBuf>> {
         chunks
             .iter()
             .enumerate()
@@ -275,7 +276,7 @@ impl Drop for StateDir {
     }
 }
 
-fn machine() -> String {
+pub(super) fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

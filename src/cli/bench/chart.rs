@@ -1,0 +1,95 @@
+//! The README's speed chart: time to first token against the number of
+//! retrieved chunks, one line per mode, log scale (sequential grows with
+//! the context, the cached modes barely move).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::suite::SuiteReport;
+
+/// Renders `report`'s TTFT figures to an SVG file at `path`.
+pub(super) fn ttft_chart(report: &SuiteReport, path: &Path) -> anyhow::Result<()> {
+    let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("drawing {}: {e:?}", path.display());
+    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = [
+        ("sequential prefill", RGBColor(200, 70, 60)),
+        ("parallel (cached states)", RGBColor(90, 120, 200)),
+        ("APE (cached states)", RGBColor(40, 150, 90)),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (name, color))| {
+        let pts = report
+            .sizes
+            .iter()
+            .filter_map(|p| Some((p.chunks as f64, p.modes.get(i)?.ttft_ms.max(1.0))))
+            .collect();
+        (name, color, pts)
+    })
+    .collect();
+    let all = || series.iter().flat_map(|s| s.2.iter());
+    let x_max = all().map(|p| p.0).fold(1.0, f64::max) * 1.08;
+    let y_min = all().map(|p| p.1).fold(f64::INFINITY, f64::min).min(1e6) / 2.0;
+    let y_max = all().map(|p| p.1).fold(1.0, f64::max) * 2.0;
+    let model = Path::new(&report.model)
+        .file_name()
+        .map_or(report.model.clone(), |f| f.to_string_lossy().into_owned());
+
+    let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (title, body) = root.split_vertically(56);
+    title
+        .draw(&Text::new(
+            "Time to first token vs retrieved chunks",
+            (20, 8),
+            ("sans-serif", 22).into_font(),
+        ))
+        .map_err(|e| err(&e))?;
+    title
+        .draw(&Text::new(
+            format!(
+                "{model} · {} · {} tokens per chunk",
+                report.machine, report.chunk_tokens
+            ),
+            (20, 34),
+            ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
+        ))
+        .map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_max, (y_min..y_max).log_scale())
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("retrieved chunks")
+        .y_desc("time to first token, ms (log scale)")
+        .light_line_style(TRANSPARENT)
+        .y_labels(8)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    for (name, color, pts) in series {
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))
+            .map_err(|e| err(&e))?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+            });
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))
+            .map_err(|e| err(&e))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .draw()
+        .map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
