@@ -11,7 +11,7 @@ use super::suite::SuiteReport;
 /// Renders `report`'s TTFT figures to an SVG file at `path`.
 pub(super) fn ttft_chart(report: &SuiteReport, path: &Path) -> anyhow::Result<()> {
     let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("drawing {}: {e:?}", path.display());
-    let series: Vec<(&str, RGBColor, Vec<(f64, f64)>)> = [
+    let series: Vec<_> = [
         ("sequential prefill", RGBColor(200, 70, 60)),
         ("parallel (cached states)", RGBColor(90, 120, 200)),
         ("APE (cached states)", RGBColor(40, 150, 90)),
