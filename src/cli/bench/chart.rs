@@ -19,7 +19,7 @@ pub(super) fn ttft_chart(report: &SuiteReport, path: &Path) -> anyhow::Result<()
     .into_iter()
     .enumerate()
     .map(|(i, (name, color))| {
-        let pts = report
+        let pts: Vec<(f64, f64)> = report
             .sizes
             .iter()
             .filter_map(|p| Some((p.chunks as f64, p.modes.get(i)?.ttft_ms.max(1.0))))
