@@ -261,7 +261,7 @@ fn held_out(
     let split = Split::new(&llm, s, &prepared, attention(args), args.max_tokens)?;
     let mut m = Measure::default();
     if args.objective.needs_labels() {
-        m = split.measure(s, params, crate::eval::calibrate::Objective::F1)?;
+        m = split.measure(s, params, Objective::F1)?;
     }
     if attention(args) {
         m.attention_kl = split.measure(s, params, Objective::Attention)?.attention_kl;

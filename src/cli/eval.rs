@@ -127,23 +127,23 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| default_results(args, &llm));
     let mut done = read_predictions(&results);
-    let finished: std::collections::HashSet<String> = records
+    // Per record, the modes (and APE values) it has no row for yet.
+    let todo: Vec<(&Record, Vec<Mode>)> = records
         .iter()
-        .filter(|r| {
-            modes
+        .map(|r| {
+            let missing = modes
                 .iter()
-                .all(|&m| done.iter().any(|p| p.id == r.id && p.is(m)))
+                .copied()
+                .filter(|&m| !done.iter().any(|p| p.id == r.id && p.is(m)))
+                .collect::<Vec<_>>();
+            (r, missing)
         })
-        .map(|r| r.id.clone())
+        .filter(|(_, missing)| !missing.is_empty())
         .collect();
-    let todo: Vec<&Record> = records
-        .iter()
-        .filter(|r| !finished.contains(&r.id))
-        .collect();
-    if !args.json && !finished.is_empty() {
+    let finished = records.len() - todo.len();
+    if !args.json && finished > 0 {
         eprintln!(
-            "resuming: {} of {} records already in {}",
-            finished.len(),
+            "resuming: {finished} of {} records already in {}",
             records.len(),
             results.display()
         );
@@ -166,15 +166,10 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         .create(true)
         .append(true)
         .open(&results)?;
-    for r in todo {
+    for (r, missing) in todo {
         if CANCEL.load(Ordering::Relaxed) {
             break;
         }
-        let missing: Vec<Mode> = modes
-            .iter()
-            .copied()
-            .filter(|&m| !done.iter().any(|p| p.id == r.id && p.is(m)))
-            .collect();
         let preds = evaluate(&llm, r, &missing, args.max_tokens)?;
         for p in &preds {
             writeln!(out, "{}", serde_json::to_string(p)?)?;
