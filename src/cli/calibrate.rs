@@ -154,7 +154,7 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
     let improved = holdout.is_empty()
         || after.loss(args.objective) < before.loss(args.objective)
         || (newlines == 0 && found.params == defaults);
-    let (params, newlines) = if improved {
+    let (chosen, chosen_newlines) = if improved {
         (found.params, newlines)
     } else {
         (defaults, 0)
@@ -163,7 +163,13 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
         None
     } else {
         Some(save(
-            model, &engine, args, params, newlines, &before, &after,
+            model,
+            &engine,
+            args,
+            chosen,
+            chosen_newlines,
+            &before,
+            &after,
         )?)
     };
     if args.json {
@@ -177,8 +183,8 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
                 "holdout_records": holdout.len(),
                 "prefix_variants": variants,
                 "trials": trials,
-                "found": {"temperature": found.params.temperature, "scale": found.params.scale, "prefix_newlines": newlines},
-                "chosen": {"temperature": params.temperature, "scale": params.scale, "prefix_newlines": newlines},
+                "found": {"params": found.params, "prefix_newlines": newlines},
+                "chosen": {"params": chosen, "prefix_newlines": chosen_newlines},
                 "improved_on_holdout": improved,
                 "before": before,
                 "after": after,
@@ -189,8 +195,8 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
         print_summary(
             args,
             &trials,
-            found,
-            (params, newlines),
+            (found, newlines),
+            chosen,
             (&before, &after),
             improved,
             written.as_deref(),
@@ -321,8 +327,8 @@ fn describe(m: &Measure) -> String {
 fn print_summary(
     args: &CalibrateArgs,
     trials: &[Trial],
-    found: Trial,
-    (params, newlines): (ApeParams, usize),
+    (found, newlines): (Trial, usize),
+    chosen: ApeParams,
     (before, after): (&Measure, &Measure),
     improved: bool,
     written: Option<&std::path::Path>,
@@ -366,7 +372,7 @@ fn print_summary(
         );
     }
     if !improved {
-        println!("\n  the calibrated setting did not beat the defaults on held-out records: keeping T={}, S={}", params.temperature, params.scale);
+        println!("\n  the calibrated setting did not beat the defaults on held-out records: keeping T={}, S={}", chosen.temperature, chosen.scale);
     }
     match written {
         Some(p) => println!("\n  saved for this model in {}", p.display()),
