@@ -178,7 +178,7 @@ impl Measure {
 /// Attention rows the question paid under sequential prefill: per layer,
 /// per head and question token, the weights of the keys it could see.
 pub struct Reference {
-    layers: HashMap<usize, Vec<f32>>,
+    layers: LayerRows,
 }
 
 /// Errors of calibration.
@@ -285,16 +285,33 @@ fn visible_rows(ev: &ProbeEvent<'_>, out: &mut Vec<f32>) {
     }
 }
 
-/// Evaluates the question after `load` with a probe on every softmax.
-fn probe_question(
+/// Per layer, the visible attention weights of every (head, question
+/// token) row of the question just evaluated, and how many rows.
+type LayerRows = HashMap<usize, (Vec<f32>, usize)>;
+
+/// Evaluates the question with a probe on every softmax.
+fn question_attention(
     s: &mut Session<'_>,
     question: &[crate::engine::TokenId],
-    probe: crate::engine::Probe,
-) -> Result<(), EngineError> {
-    s.set_probe(Some(probe));
+) -> Result<LayerRows, CalibrateError> {
+    let layers = Arc::new(Mutex::new(LayerRows::new()));
+    let sink = Arc::clone(&layers);
+    s.set_probe(Some(Box::new(move |ev: &ProbeEvent<'_>| {
+        if ev.kind == ProbeKind::Softmax {
+            let mut rows = Vec::new();
+            visible_rows(ev, &mut rows);
+            if let Ok(mut l) = sink.lock() {
+                l.insert(ev.layer, (rows, ev.n_head * ev.n_tokens));
+            }
+        }
+    })));
     let r = s.eval(question);
     s.set_probe(None);
-    r
+    r?;
+    let mut layers = layers
+        .lock()
+        .map_err(|_| CalibrateError::Layout("probe panicked".into()))?;
+    Ok(std::mem::take(&mut *layers))
 }
 
 /// The sequential prefill's question attention for `p`.
@@ -307,27 +324,9 @@ pub fn reference(
     s.load_prefix(&llm.prefix)?;
     s.load_sequential_chunks(&chunks)?;
     s.set_ape(None)?;
-    let layers = Arc::new(Mutex::new(HashMap::new()));
-    let sink = Arc::clone(&layers);
-    probe_question(
-        s,
-        &p.question,
-        Box::new(move |ev: &ProbeEvent<'_>| {
-            if ev.kind == ProbeKind::Softmax {
-                let mut rows = Vec::new();
-                visible_rows(ev, &mut rows);
-                if let Ok(mut l) = sink.lock() {
-                    l.insert(ev.layer, rows);
-                }
-            }
-        }),
-    )?;
-    let layers = std::mem::take(
-        &mut *layers
-            .lock()
-            .map_err(|_| CalibrateError::Layout("probe panicked".into()))?,
-    );
-    Ok(Reference { layers })
+    Ok(Reference {
+        layers: question_attention(s, &p.question)?,
+    })
 }
 
 /// Mean over layers, heads and question tokens of KL(sequential ‖ APE)
@@ -344,27 +343,10 @@ pub fn attention_kl(
     let chunks: Vec<&ChunkState> = p.states.iter().collect();
     s.load_parallel(&llm.prefix, &chunks)?;
     s.set_ape(Some(params))?;
-    let layers = Arc::new(Mutex::new(HashMap::new()));
-    let sink = Arc::clone(&layers);
-    probe_question(
-        s,
-        &p.question,
-        Box::new(move |ev: &ProbeEvent<'_>| {
-            if ev.kind == ProbeKind::Softmax {
-                let mut rows = Vec::new();
-                visible_rows(ev, &mut rows);
-                if let Ok(mut l) = sink.lock() {
-                    l.insert(ev.layer, (rows, ev.n_head * ev.n_tokens));
-                }
-            }
-        }),
-    )?;
-    let ape = layers
-        .lock()
-        .map_err(|_| CalibrateError::Layout("probe panicked".into()))?;
+    let ape = question_attention(s, &p.question)?;
     let (mut kl, mut rows) = (0.0, 0usize);
-    for (layer, (q, n_rows)) in ape.iter() {
-        let p = reference
+    for (layer, (q, n_rows)) in &ape {
+        let (p, _) = reference
             .layers
             .get(layer)
             .ok_or_else(|| CalibrateError::Layout(format!("layer {layer} missing")))?;

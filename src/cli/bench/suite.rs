@@ -13,7 +13,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::chart;
-use super::ttft::{bench_chunks, machine, measure, summarize, ModeFigures, StateDir, QUESTION};
+use super::ttft::{machine, measure, summarize, BenchStates, ModeFigures, StateDir, QUESTION};
 use crate::cli::index::FolderArgs;
 use crate::cli::style::{bold, dim};
 use crate::cli::{ApeArgs, ModelArgs};
@@ -137,18 +137,13 @@ pub fn run(model: &ModelArgs, args: &SuiteArgs) -> anyhow::Result<ExitCode> {
         "encoding {largest} chunks of {} tokens…",
         args.chunk_tokens
     ));
-    let t = Instant::now();
-    let chunks = bench_chunks(&engine, largest, args.chunk_tokens)
-        .iter()
-        .map(|c| s.encode_chunk(&prefix, c))
-        .collect::<Result<Vec<_>, _>>()?;
-    let encode_s = t.elapsed().as_secs_f64();
-    let dir = StateDir::new()?;
-    let files = dir.save(&chunks)?;
-    let state_bytes: u64 = files
-        .iter()
-        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum();
+    let BenchStates {
+        chunks,
+        files,
+        bytes: state_bytes,
+        encode_s,
+        _dir,
+    } = BenchStates::encode(&mut s, &prefix, largest, args.chunk_tokens)?;
 
     let modes = [Mode::Sequential, Mode::Parallel, Mode::Ape(ape)];
     let mut points = Vec::new();
@@ -269,14 +264,10 @@ fn state_figures(
         .and_then(|p| p.modes.iter().find(|m| m.mode == "parallel"))
         .map_or(0.0, |m| m.load_ms);
     let largest_mb = largest.map_or(0.0, |p| mb * p.chunks as f64 / files.len().max(1) as f64);
-    let tokens: Vec<_> = bench_chunks(engine, 1, 256).remove(0);
     let per_token = |e: &Engine| -> anyhow::Result<f64> {
         let mut s = e.session()?;
         let prefix = s.encode_prefix(&layout.prefix)?;
-        let state = s.encode_chunk(&prefix, &tokens)?;
-        let dir = StateDir::new()?;
-        let file = dir.save(std::slice::from_ref(&state))?.remove(0);
-        Ok(std::fs::metadata(&file)?.len() as f64 / tokens.len() as f64)
+        Ok(BenchStates::encode(&mut s, &prefix, 1, 256)?.bytes as f64 / 256.0)
     };
     let other = match engine.options().kv_type {
         KvType::F16 => KvType::Q8_0,

@@ -100,18 +100,13 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
             args.chunks, args.chunk_tokens
         ))
     );
-    let t = Instant::now();
-    let chunks = bench_chunks(&engine, args.chunks, args.chunk_tokens)
-        .iter()
-        .map(|c| s.encode_chunk(&prefix, c))
-        .collect::<Result<Vec<_>, _>>()?;
-    let encode_s = t.elapsed().as_secs_f64();
-    let dir = StateDir::new()?;
-    let files = dir.save(&chunks)?;
-    let state_bytes: u64 = files
-        .iter()
-        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
-        .sum();
+    let BenchStates {
+        chunks,
+        files,
+        bytes: state_bytes,
+        encode_s,
+        _dir,
+    } = BenchStates::encode(&mut s, &prefix, args.chunks, args.chunk_tokens)?;
 
     let modes = [Mode::Sequential, Mode::Parallel, Mode::Ape(ape)];
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
@@ -231,7 +226,7 @@ pub(super) fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
 }
 
 /// `n` distinct windows of `len` tokens over the corpus, wrapping around.
-pub(super) fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
+fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
     let corpus: Vec<TokenId> = CORPUS.iter().flat_map(|t| engine.tokenize(t)).collect();
     (0..n)
         .map(|i| {
@@ -245,6 +240,48 @@ pub(super) fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<Tok
                 .collect()
         })
         .collect()
+}
+
+/// Benchmark chunks encoded once and saved as state files.
+pub(super) struct BenchStates {
+    pub chunks: Vec<ChunkState>,
+    pub files: Vec<PathBuf>,
+    /// Total size of the files.
+    pub bytes: u64,
+    /// Seconds the encoding took.
+    pub encode_s: f64,
+    /// Keeps the files until the benchmark ends.
+    pub _dir: StateDir,
+}
+
+impl BenchStates {
+    /// Encodes `n` chunks of `len` tokens after `prefix` and saves them.
+    pub fn encode(
+        s: &mut Session<'_>,
+        prefix: &PrefixState,
+        n: usize,
+        len: usize,
+    ) -> anyhow::Result<Self> {
+        let t = Instant::now();
+        let chunks = bench_chunks(s.engine(), n, len)
+            .iter()
+            .map(|c| s.encode_chunk(prefix, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let encode_s = t.elapsed().as_secs_f64();
+        let dir = StateDir::new()?;
+        let files = dir.save(&chunks)?;
+        let bytes = files
+            .iter()
+            .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+            .sum();
+        Ok(Self {
+            chunks,
+            files,
+            bytes,
+            encode_s,
+            _dir: dir,
+        })
+    }
 }
 
 /// A temporary directory of state files, removed on drop.
