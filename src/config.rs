@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::engine::ape::decimal;
+
 /// The TOML file's settings; every key is optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -142,13 +144,11 @@ pub fn save_model(
     // Appended as text: a file of only comments keeps them in the
     // document's trailing decor, which an inserted table would jump ahead of.
     let mut table = toml_edit::Table::new();
-    // f32 → f64 through the shortest decimal, so 0.8 is written as 0.8.
-    let num = |x: f32| x.to_string().parse::<f64>().unwrap_or(x as f64);
     if let Some(t) = settings.temperature_ape {
-        table["temperature_ape"] = toml_edit::value(num(t));
+        table["temperature_ape"] = toml_edit::value(decimal(t));
     }
     if let Some(s) = settings.scale_ape {
-        table["scale_ape"] = toml_edit::value(num(s));
+        table["scale_ape"] = toml_edit::value(decimal(s));
     }
     if let Some(n) = settings.prefix_newlines {
         table["prefix_newlines"] = toml_edit::value(n as i64);

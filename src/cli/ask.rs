@@ -14,6 +14,7 @@ use super::style::{bold, dim};
 use super::{ApeArgs, ModelArgs, CANCEL};
 use crate::answer::{ask, Answer, AskOptions};
 use crate::config::FileConfig;
+use crate::engine::ape::decimal;
 use crate::engine::{GenerateOptions, Mode, Sampling};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -207,10 +208,8 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
 fn print_json(a: &Answer) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let g = &a.generated;
-    // f32 → shortest decimal, so 0.9 prints as 0.9 rather than 0.8999999761.
-    let short = |x: f32| x.to_string().parse::<f64>().ok();
     let (t, s) = match a.mode {
-        Mode::Ape(p) => (short(p.temperature), short(p.scale)),
+        Mode::Ape(p) => (Some(decimal(p.temperature)), Some(decimal(p.scale))),
         _ => (None, None),
     };
     writeln!(

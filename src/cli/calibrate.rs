@@ -141,14 +141,12 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
     drop(split);
 
     // 3. Before/after on held-out records.
-    let before = held_out(args, &engine, &mut s, &holdout, 0, defaults, &say)?;
-    let after = held_out(
+    let [before, after] = held_out(
         args,
         &engine,
         &mut s,
         &holdout,
-        newlines,
-        found.params,
+        [(0, defaults), (newlines, found.params)],
         &say,
     )?;
     let improved = holdout.is_empty()
@@ -248,31 +246,40 @@ fn prepare_all(
         .collect::<Result<_, _>>()?)
 }
 
-/// F1 and NLL (when labelled) and attention KL (for that objective) of one
-/// setting on the held-out records.
+/// F1 and NLL (when labelled) and attention KL (for that objective) of
+/// the defaults and the found setting on the held-out records. When both use
+/// the same prefix, the records are prepared (and, for attention, their
+/// sequential reference prefilled) once.
 fn held_out(
     args: &CalibrateArgs,
     engine: &Engine,
     s: &mut Session<'_>,
     records: &[Record],
-    newlines: usize,
-    params: ApeParams,
+    settings: [(usize, ApeParams); 2],
     say: &dyn Fn(String),
-) -> anyhow::Result<Measure> {
+) -> anyhow::Result<[Measure; 2]> {
+    let mut out = [Measure::default(); 2];
     if records.is_empty() {
-        return Ok(Measure::default());
+        return Ok(out);
     }
-    let llm = args.prefix(newlines).llm(engine, eval_store())?;
-    let prepared = prepare_all(&llm, s, records, say, "held-out")?;
-    let split = Split::new(&llm, s, &prepared, attention(args), args.max_tokens)?;
-    let mut m = Measure::default();
-    if args.objective.needs_labels() {
-        m = split.measure(s, params, Objective::F1)?;
+    let mut i = 0;
+    while i < settings.len() {
+        let newlines = settings[i].0;
+        let llm = args.prefix(newlines).llm(engine, eval_store())?;
+        let prepared = prepare_all(&llm, s, records, say, "held-out")?;
+        let split = Split::new(&llm, s, &prepared, attention(args), args.max_tokens)?;
+        while i < settings.len() && settings[i].0 == newlines {
+            let params = settings[i].1;
+            if args.objective.needs_labels() {
+                out[i] = split.measure(s, params, Objective::F1)?;
+            }
+            if attention(args) {
+                out[i].attention_kl = split.measure(s, params, Objective::Attention)?.attention_kl;
+            }
+            i += 1;
+        }
     }
-    if attention(args) {
-        m.attention_kl = split.measure(s, params, Objective::Attention)?.attention_kl;
-    }
-    Ok(m)
+    Ok(out)
 }
 
 fn save(

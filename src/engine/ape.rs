@@ -22,10 +22,14 @@ pub struct ApeParams {
     pub scale: f32,
 }
 
-/// f32 as the f64 of its shortest decimal, so reports say 0.9 rather than
-/// 0.8999999761581421 (what a plain f32 → f64 widening gives in JSON values).
+/// An f32 setting as the f64 of its shortest decimal, so reports and config
+/// files say 0.9 rather than 0.8999999761581421 (a plain widening).
+pub fn decimal(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(x as f64)
+}
+
 fn shortest<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(x.to_string().parse().unwrap_or(*x as f64))
+    s.serialize_f64(decimal(*x))
 }
 
 impl ApeParams {

@@ -13,7 +13,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::chart;
-use super::ttft::{machine, measure, summarize, BenchStates, ModeFigures, StateDir, QUESTION};
+use super::ttft::{machine, time_modes, BenchStates, ModeFigures, StateDir, Workload, QUESTION};
 use crate::cli::index::FolderArgs;
 use crate::cli::style::{bold, dim};
 use crate::cli::{ApeArgs, ModelArgs};
@@ -148,30 +148,16 @@ pub fn run(model: &ModelArgs, args: &SuiteArgs) -> anyhow::Result<ExitCode> {
     let modes = [Mode::Sequential, Mode::Parallel, Mode::Ape(ape)];
     let mut points = Vec::new();
     for &n in &sizes {
-        let mut samples = vec![Vec::new(); modes.len()];
-        for r in 0..args.repeats.max(1) {
-            note(format!(
-                "{n} chunks, repeat {}/{}…",
-                r + 1,
-                args.repeats.max(1)
-            ));
-            for (i, &mode) in modes.iter().enumerate() {
-                samples[i].push(measure(
-                    &mut s,
-                    mode,
-                    &prefix,
-                    &chunks[..n],
-                    &files[..n],
-                    &question,
-                    args.decode_tokens,
-                )?);
-            }
-        }
-        let figures: Vec<ModeFigures> = modes
-            .iter()
-            .zip(&samples)
-            .map(|(m, s)| summarize(m.name(), s))
-            .collect();
+        let work = Workload {
+            prefix: &prefix,
+            chunks: &chunks[..n],
+            files: &files[..n],
+            question: &question,
+            decode: args.decode_tokens,
+        };
+        let figures = time_modes(&mut s, &modes, &work, args.repeats, &mut |r, total| {
+            note(format!("{n} chunks, repeat {r}/{total}…"))
+        })?;
         let (seq, par, apef) = (&figures[0], &figures[1], &figures[2]);
         points.push(SizePoint {
             chunks: n,

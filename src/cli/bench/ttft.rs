@@ -109,29 +109,16 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
     } = BenchStates::encode(&mut s, &prefix, args.chunks, args.chunk_tokens)?;
 
     let modes = [Mode::Sequential, Mode::Parallel, Mode::Ape(ape)];
-    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
-    for r in 0..args.repeats.max(1) {
-        eprintln!(
-            "{}",
-            dim(&format!("repeat {}/{}…", r + 1, args.repeats.max(1)))
-        );
-        for (i, &mode) in modes.iter().enumerate() {
-            samples[i].push(measure(
-                &mut s,
-                mode,
-                &prefix,
-                &chunks,
-                &files,
-                &question,
-                args.decode_tokens,
-            )?);
-        }
-    }
-    let figures: Vec<ModeFigures> = modes
-        .iter()
-        .zip(&samples)
-        .map(|(m, s)| summarize(m.name(), s))
-        .collect();
+    let work = Workload {
+        prefix: &prefix,
+        chunks: &chunks,
+        files: &files,
+        question: &question,
+        decode: args.decode_tokens,
+    };
+    let figures = time_modes(&mut s, &modes, &work, args.repeats, &mut |r, n| {
+        eprintln!("{}", dim(&format!("repeat {r}/{n}…")));
+    })?;
     let (seq, par, apef) = (&figures[0], &figures[1], &figures[2]);
     let report = Report {
         model: engine.path().display().to_string(),
@@ -162,8 +149,45 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What every mode is timed on: the same prefix, chunks and question.
+pub(super) struct Workload<'a> {
+    pub prefix: &'a PrefixState,
+    /// The chunks in memory (sequential prefill decodes their tokens)...
+    pub chunks: &'a [ChunkState],
+    /// ...and as state files (the cached modes read them).
+    pub files: &'a [PathBuf],
+    pub question: &'a [TokenId],
+    /// Greedy tokens decoded after the first, for the decode speed.
+    pub decode: usize,
+}
+
+/// Times `modes` on `work`, `repeats` times interleaved (so drift hits every
+/// mode alike), and returns their medians in order. `progress` gets the
+/// repeat number and the total.
+pub(super) fn time_modes(
+    s: &mut Session<'_>,
+    modes: &[Mode],
+    work: &Workload<'_>,
+    repeats: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> anyhow::Result<Vec<ModeFigures>> {
+    let repeats = repeats.max(1);
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
+    for r in 0..repeats {
+        progress(r + 1, repeats);
+        for (i, &mode) in modes.iter().enumerate() {
+            samples[i].push(measure(s, mode, work)?);
+        }
+    }
+    Ok(modes
+        .iter()
+        .zip(&samples)
+        .map(|(m, s)| summarize(m.name(), s))
+        .collect())
+}
+
 #[derive(Clone, Copy)]
-pub(super) struct Sample {
+struct Sample {
     ttft: Duration,
     load: Duration,
     prefill: Duration,
@@ -172,15 +196,14 @@ pub(super) struct Sample {
 
 /// One timed answer start: (for cached modes) read the state files, prefill,
 /// pick the first token; then `decode` greedy steps for the decode speed.
-pub(super) fn measure(
-    s: &mut Session<'_>,
-    mode: Mode,
-    prefix: &PrefixState,
-    in_memory: &[ChunkState],
-    files: &[PathBuf],
-    question: &[TokenId],
-    decode: usize,
-) -> anyhow::Result<Sample> {
+fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> anyhow::Result<Sample> {
+    let Workload {
+        prefix,
+        chunks: in_memory,
+        files,
+        question,
+        decode,
+    } = *work;
     let t0 = Instant::now();
     let loaded;
     let chunks: Vec<&ChunkState> = if mode == Mode::Sequential {
@@ -210,7 +233,7 @@ pub(super) fn measure(
     })
 }
 
-pub(super) fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
+fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
     let med = |f: &dyn Fn(&Sample) -> f64| {
         let mut v: Vec<f64> = s.iter().map(f).collect();
         v.sort_by(f64::total_cmp);
