@@ -160,10 +160,15 @@ fn print_report(r: &Report) {
     }
     if let Some(o) = &r.ape_math {
         match (&o.result, &o.error) {
-            (Some(x), _) => println!(
-                "{} APE attention (T={}, S={}, {} chunks) vs f64 reference: max |Δp| = {:.1e} over {} rows in {} layers, {} layout errors",
-                mark(o.passed), x.params.temperature, x.params.scale, x.chunks, x.max_abs_error, x.rows, x.layers, x.layout_errors
-            ),
+            (Some(x), _) => {
+                println!(
+                    "{} APE attention (T={}, S={}, {} chunks) vs f64 reference: max |Δp| = {:.1e} over {} rows in {} layers, {} layout errors",
+                    mark(o.passed), x.params.temperature, x.params.scale, x.chunks, x.max_abs_error, x.rows, x.layers, x.layout_errors
+                );
+                if let Some(d) = &x.device {
+                    println!("  attention lives in GPU memory; the edit ran {d}");
+                }
+            }
             (_, Some(e)) => println!("{} APE attention check failed: {e}", mark(false)),
             _ => {}
         }

@@ -43,6 +43,8 @@ pub struct ApeMathReport {
     pub max_abs_error: f64,
     /// Rows where a chunk key was not visible to the query: a layout bug.
     pub layout_errors: usize,
+    /// Where the edit ran when attention lived in GPU memory (`None`: host).
+    pub device: Option<String>,
 }
 
 /// Texts and question used when the caller brings none (doctor).
@@ -183,6 +185,7 @@ pub fn ape_math(
         s.eval(&[tok])?;
     }
     s.set_probe(None);
+    let device = s.device_path().map(|p| p.to_string());
     let a = acc
         .lock()
         .map_err(|_| EngineError::ApeFault("probe panicked".into()))?;
@@ -194,6 +197,7 @@ pub fn ape_math(
         decode_steps: steps,
         max_abs_error: a.max_abs_error,
         layout_errors: a.layout_errors,
+        device,
     })
 }
 

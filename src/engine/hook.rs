@@ -4,7 +4,9 @@
 //! computes up to a node the callback wants, and hands it over (`!ask`) before
 //! anything reads it. We want the raw `kq-<layer>` logits, rewrite their chunk
 //! columns ([`super::ape::edit_chunk_block`]), and let the softmax run on the
-//! result. Everything here runs inside `llama_decode`, on the decoding thread,
+//! result. On the CPU backend the edit runs on a host copy of the tensor; on a
+//! CUDA build, where `kq` lives in GPU memory, a kernel edits it in place
+//! ([`super::cuda`]). Everything here runs inside `llama_decode`, on the decoding thread,
 //! through a raw pointer: it must never panic (that would abort the process)
 //! and reports problems through [`Hook::fault`], which the session turns into
 //! an error after the decode returns.
@@ -16,6 +18,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use llama_cpp_sys_2 as sys;
 
 use super::ape::{apply_ape, chunk_lses, ApeParams};
+use super::cuda;
 use super::state::ChunkState;
 
 /// Where loaded chunks sit: cells `cols`, chunk `i` at
@@ -114,9 +117,37 @@ pub(crate) struct Hook {
     pub probe: Option<Probe>,
     /// First problem seen during the current decode; the session fails it.
     pub fault: Option<String>,
+    /// How the edit reached GPU-resident tensors (`None`: all on the host).
+    pub device_path: Option<DevicePath>,
+    gpu: cuda::Gpu,
     scratch: Vec<f32>,
     mask: Vec<f32>,
     lses: Vec<f32>,
+}
+
+/// The chunk columns of a `kq` row and the factor that turns a raw `kq`
+/// into the logit their log-sum-exps use (`kq_scale / T`).
+struct Plan {
+    a: f32,
+    cols: Range<usize>,
+}
+
+/// How the edit reaches a `kq` that lives in GPU memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DevicePath {
+    /// The CUDA kernel edits it in place.
+    Kernel,
+    /// Copied to the host and back (correct, slower), for the reason given.
+    HostCopy(String),
+}
+
+impl std::fmt::Display for DevicePath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DevicePath::Kernel => f.write_str("on the GPU (CUDA kernel)"),
+            DevicePath::HostCopy(why) => write!(f, "through host memory: {why}"),
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -188,23 +219,17 @@ impl Hook {
             Node::Kq(l) => (l, true),
             Node::Softmax(l) => (l, false),
         };
-        let Some((n_kv, n_tokens, n_head)) = attention_shape(t) else {
+        let Some(shape @ (n_kv, n_tokens, n_head)) = attention_shape(t) else {
             self.fail(format!(
                 "layer {layer}: unexpected attention tensor layout (type {}, ne {:?})",
                 t.type_, t.ne
             ));
             return;
         };
-        if let Err(e) = self.load(t) {
-            self.fail(format!("layer {layer}: {e}"));
-            return;
-        }
-        if is_kq {
-            self.show(ProbeKind::RawLogits, layer, (n_kv, n_tokens, n_head), 0.0);
-            if self.edit_kq(layer, n_kv) {
-                self.store(t);
+        if !is_kq {
+            if let Err(e) = self.load(t) {
+                return self.fail(format!("layer {layer}: {e}"));
             }
-        } else {
             let scale = op_param_f32(t, 0);
             // SAFETY: src[1] of a soft_max node is its mask (or null).
             let mask = unsafe { t.src[1].as_ref() };
@@ -213,41 +238,122 @@ impl Hook {
                 Some(Err(e)) => return self.fail(format!("layer {layer}: {e}")),
                 None => self.mask.clear(),
             }
-            self.show(ProbeKind::Softmax, layer, (n_kv, n_tokens, n_head), scale);
+            return self.show(ProbeKind::Softmax, layer, shape, scale);
         }
+        let plan = match self.plan(n_kv) {
+            Ok(plan) => plan,
+            Err(e) => return self.fail(format!("layer {layer}: {e}")),
+        };
+        let on_device = plan.is_some() && self.device_kernel(t);
+        if !on_device || self.probe.is_some() {
+            if let Err(e) = self.load(t) {
+                return self.fail(format!("layer {layer}: {e}"));
+            }
+            self.show(ProbeKind::RawLogits, layer, shape, 0.0);
+        }
+        let Some(plan) = plan else { return };
+        if on_device {
+            if let Err(e) = self.edit_on_device(t, &plan, n_tokens * n_head) {
+                self.fail(format!("layer {layer}: APE kernel: {e}"));
+            }
+        } else if self.edit_kq(&plan, n_kv) {
+            self.store(t);
+        }
+    }
+
+    /// What the edit needs for a `kq` of `n_kv` cells: `None` when neither
+    /// APE nor attribution is on.
+    fn plan(&self, n_kv: usize) -> Result<Option<Plan>, String> {
+        let Some(layout) = self.layout.as_ref() else {
+            return Ok(None);
+        };
+        let a = match (self.ape.as_ref(), self.attribution.as_ref()) {
+            (Some(p), _) => p.kq_scale / p.params.temperature,
+            (None, Some(at)) => at.a,
+            (None, None) => return Ok(None),
+        };
+        let cols = layout.cols.clone();
+        if cols.end > n_kv {
+            return Err(format!(
+                "chunk columns {cols:?} exceed the {n_kv} KV cells in view"
+            ));
+        }
+        Ok(Some(Plan { a, cols }))
+    }
+
+    /// Whether `t` lives in GPU memory and the device kernel can edit it
+    /// there. The first device tensor decides, once, and says how in
+    /// [`Hook::device_path`]; without a usable CUDA the edit copies `kq`
+    /// through the host instead (correct, slower).
+    fn device_kernel(&mut self, t: &sys::ggml_tensor) -> bool {
+        // SAFETY: `buffer` is the tensor's live backend buffer (checked non-null).
+        if t.buffer.is_null() || unsafe { sys::ggml_backend_buffer_is_host(t.buffer) } {
+            return false;
+        }
+        let path = self.device_path.get_or_insert_with(|| match cuda::cuda() {
+            Ok(_) => DevicePath::Kernel,
+            Err(why) => DevicePath::HostCopy(why),
+        });
+        *path == DevicePath::Kernel
+    }
+
+    /// The device half of [`Hook::edit_kq`]: the same log-sum-exps, shares
+    /// and rewrite, by the CUDA kernel on the tensor in place.
+    fn edit_on_device(
+        &mut self,
+        t: &sys::ggml_tensor,
+        plan: &Plan,
+        rows: usize,
+    ) -> Result<(), String> {
+        let Hook {
+            layout,
+            ape,
+            attribution,
+            gpu,
+            ..
+        } = self;
+        let Some(layout) = layout.as_ref() else {
+            return Ok(());
+        };
+        let job = cuda::Job {
+            data: t.data as u64,
+            n_kv: t.ne[0] as usize,
+            rows,
+            col0: plan.cols.start,
+            bounds: &layout.bounds,
+            a: plan.a,
+            rewrite: ape.as_ref().map(|p| {
+                let st = p.params.scale * p.params.temperature;
+                (1.0 / p.params.temperature, (st - 1.0) / p.kq_scale)
+            }),
+            shares: attribution.is_some(),
+        };
+        let shares = gpu.run(&job)?;
+        if let (Some(at), Some(shares)) = (attribution.as_mut(), shares) {
+            at.totals.iter_mut().zip(shares).for_each(|(t, s)| *t += s);
+            at.rows += rows as u64;
+        }
+        Ok(())
     }
 
     /// Per row: the chunks' log-sum-exps (one pass of exps), accumulated as
     /// attention shares if attribution is on, then the APE rewrite if APE is
-    /// on. Returns whether the tensor changed.
-    fn edit_kq(&mut self, layer: usize, n_kv: usize) -> bool {
+    /// on. Works on the host copy in `scratch`; returns whether it changed.
+    fn edit_kq(&mut self, plan: &Plan, n_kv: usize) -> bool {
         let Hook {
             layout,
             ape,
             attribution,
             scratch,
             lses,
-            fault,
             ..
         } = self;
         let Some(layout) = layout.as_ref() else {
             return false;
         };
-        let a = match (ape.as_ref(), attribution.as_ref()) {
-            (Some(p), _) => p.kq_scale / p.params.temperature,
-            (None, Some(at)) => at.a,
-            (None, None) => return false,
-        };
-        let cols = layout.cols.clone();
-        if cols.end > n_kv {
-            fault.get_or_insert(format!(
-                "layer {layer}: chunk columns {cols:?} exceed the {n_kv} KV cells in view"
-            ));
-            return false;
-        }
         for row in scratch.chunks_exact_mut(n_kv) {
-            let block = &mut row[cols.clone()];
-            let lse = chunk_lses(block, &layout.bounds, a, lses);
+            let block = &mut row[plan.cols.clone()];
+            let lse = chunk_lses(block, &layout.bounds, plan.a, lses);
             if let Some(at) = attribution.as_mut() {
                 for (total, l) in at.totals.iter_mut().zip(lses.iter()) {
                     *total += f64::from((l - lse).exp());
@@ -307,17 +413,21 @@ impl Hook {
     }
 }
 
+/// Recognises the two attention nodes; asked of every node of every graph,
+/// so it looks at the op before the name.
 fn node_of(t: &sys::ggml_tensor) -> Option<Node> {
+    let (prefix, node): (&[u8], fn(usize) -> Node) = match t.op {
+        sys::GGML_OP_MUL_MAT => (b"kq-", Node::Kq),
+        sys::GGML_OP_SOFT_MAX => (b"kq_soft_max-", Node::Softmax),
+        _ => return None,
+    };
     // SAFETY: ggml names are NUL-terminated within GGML_MAX_NAME.
     let name = unsafe { std::ffi::CStr::from_ptr(t.name.as_ptr()) }.to_bytes();
-    let layer = |rest: &[u8]| std::str::from_utf8(rest).ok()?.parse::<usize>().ok();
-    if let Some(rest) = name.strip_prefix(b"kq-") {
-        (t.op == sys::GGML_OP_MUL_MAT).then_some(Node::Kq(layer(rest)?))
-    } else if let Some(rest) = name.strip_prefix(b"kq_soft_max-") {
-        (t.op == sys::GGML_OP_SOFT_MAX).then_some(Node::Softmax(layer(rest)?))
-    } else {
-        None
-    }
+    let layer = std::str::from_utf8(name.strip_prefix(prefix)?)
+        .ok()?
+        .parse()
+        .ok()?;
+    Some(node(layer))
 }
 
 /// `(n_kv, n_tokens, n_head)` for a contiguous f32 `[n_kv, n_tokens, n_head, 1]`.

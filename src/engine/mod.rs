@@ -4,6 +4,7 @@
 //!
 //! - [`ape`]: the attention edit as pure, tested math;
 //! - `hook`: the eval callback that applies it inside llama.cpp's graph;
+//! - `cuda`: the same edit as a CUDA kernel, for `kq` in GPU memory;
 //! - [`session`]: one context and the state operations on it;
 //! - [`state`]: prefix/chunk states and their on-disk format;
 //! - [`prompt`]: the chat-template layout shared by every mode;
@@ -12,11 +13,13 @@
 
 pub mod ape;
 pub mod check;
+mod cuda;
 pub mod generate;
 mod hook;
 pub mod model_info;
 pub mod prompt;
 mod raw_params;
+mod seqstate;
 pub mod session;
 pub mod state;
 
@@ -28,8 +31,9 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 
 pub use ape::ApeParams;
+pub use cuda::compile_check as cuda_kernel_compile_check;
 pub use generate::{GenerateOptions, Generated, Mode, Sampling, StopReason};
-pub use hook::{Probe, ProbeEvent, ProbeKind};
+pub use hook::{DevicePath, Probe, ProbeEvent, ProbeKind};
 pub use model_info::{ModelId, ModelInfo};
 pub use prompt::PromptLayout;
 pub use session::Session;
@@ -101,7 +105,12 @@ impl Default for EngineOptions {
     fn default() -> Self {
         Self {
             threads: std::thread::available_parallelism().map_or(4, |n| n.get()),
-            gpu_layers: if cfg!(feature = "cuda") { 999 } else { 0 },
+            // A shared-library build may be given CUDA libraries at run time.
+            gpu_layers: if cfg!(any(feature = "cuda", feature = "llama-shared")) {
+                999
+            } else {
+                0
+            },
             ctx_tokens: 8192,
             batch_tokens: 512,
             kv_type: KvType::F16,

@@ -22,13 +22,13 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 use super::ape::ApeParams;
-use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, Hook, Probe};
+use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, DevicePath, Hook, Probe};
 use super::raw_params::with_eval_callback;
+use super::seqstate;
 use super::state::{ChunkState, PrefixId, PrefixState};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
-const SEQ_SCRATCH: i32 = 1;
 
 /// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
 pub struct Session<'e> {
@@ -56,7 +56,7 @@ impl<'e> Session<'e> {
             .with_n_ctx(NonZeroU32::new(o.ctx_tokens))
             .with_n_batch(o.batch_tokens)
             .with_n_ubatch(o.batch_tokens)
-            .with_n_seq_max(2)
+            .with_n_seq_max(1)
             .with_kv_unified(true)
             .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
             .with_type_k(o.kv_type.into())
@@ -168,11 +168,7 @@ impl<'e> Session<'e> {
 
     /// Clears the cache and restores the prefix into the main sequence.
     pub fn load_prefix(&mut self, prefix: &PrefixState) -> Result<(), EngineError> {
-        if prefix.model != self.engine.info.id || prefix.kv != self.engine.options.kv_type {
-            return Err(EngineError::StateMismatch(
-                "prefix state was made with another model or KV type".into(),
-            ));
-        }
+        self.check_prefix(prefix)?;
         self.clear();
         self.restore(&prefix.bytes, SEQ_MAIN, "shared prefix")?;
         self.next_pos = prefix.tokens.len() as i32;
@@ -180,8 +176,19 @@ impl<'e> Session<'e> {
         Ok(())
     }
 
+    fn check_prefix(&self, prefix: &PrefixState) -> Result<(), EngineError> {
+        if prefix.model != self.engine.info.id || prefix.kv != self.engine.options.kv_type {
+            return Err(EngineError::StateMismatch(
+                "prefix state was made with another model or KV type".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Places cached chunk states side by side after the prefix: every chunk
     /// keeps its positions `P..P+Lᵢ`, and the next token goes to `P + max Lᵢ`.
+    /// Prefix and chunks are restored as one state ([`super::seqstate`]),
+    /// which on a GPU costs one restore instead of one per chunk.
     pub fn load_parallel(
         &mut self,
         prefix: &PrefixState,
@@ -189,21 +196,21 @@ impl<'e> Session<'e> {
     ) -> Result<(), EngineError> {
         let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
         self.ensure_room(prefix.tokens.len() + total)?;
-        self.load_prefix(prefix)?;
+        self.check_prefix(prefix)?;
         for (i, c) in chunks.iter().enumerate() {
             if c.prefix != prefix.id {
                 return Err(EngineError::StateMismatch(format!(
                     "chunk {i} was encoded after a different prefix, model or KV type"
                 )));
             }
-            self.restore(&c.bytes, SEQ_SCRATCH, "chunk")?;
-            self.ctx
-                .kv_cache_seq_cp(SEQ_SCRATCH, SEQ_MAIN, None, None)
-                .map_err(|e| EngineError::Cache(e.to_string()))?;
-            self.ctx
-                .clear_kv_cache_seq(Some(SEQ_SCRATCH as u32), None, None)
-                .map_err(|e| EngineError::Cache(e.to_string()))?;
         }
+        let parts: Vec<&[u8]> = std::iter::once(prefix.bytes.as_slice())
+            .chain(chunks.iter().map(|c| c.bytes.as_slice()))
+            .collect();
+        let blob = seqstate::concat(&parts)
+            .map_err(|e| EngineError::StateMismatch(format!("cannot assemble the states: {e}")))?;
+        self.clear();
+        self.restore(&blob, SEQ_MAIN, "assembled prefix and chunk")?;
         let p = prefix.tokens.len();
         let longest = chunks.iter().map(|c| c.tokens.len()).max().unwrap_or(0);
         self.next_pos = (p + longest) as i32;
@@ -257,6 +264,12 @@ impl<'e> Session<'e> {
         let kq_scale = self.engine.info.kq_scale();
         self.hook().ape = Some(ActiveApe { params, kq_scale });
         Ok(())
+    }
+
+    /// How APE's edit reached GPU-resident attention so far (`None` while
+    /// every `kq` it edited was in host memory).
+    pub fn device_path(&self) -> Option<DevicePath> {
+        self.hook_ref().device_path.clone()
     }
 
     /// KV-cell columns of the chunks after a parallel load.

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# APE on an NVIDIA GPU, for a GPU machine that has the CUDA toolkit but no
+# Rust and no network (the device machine here), in two halves:
+#
+#   scripts/gpu-check.sh prepare
+#       On a machine with Rust: builds ape-chat with llama.cpp as shared
+#       libraries (--features llama-shared) and packs into .gpu/ the binary,
+#       the exact llama.cpp sources llama-cpp-sys-2 vendors, and the `gguf`
+#       Python package. Only .gpu/ has to travel (well under 64 MiB).
+#
+#   scripts/gpu-check.sh device [OUT]
+#       On the GPU machine: builds llama.cpp's shared libraries with CUDA from
+#       those very sources (same ABI as the binary, which then loads them),
+#       writes random-weight models of real shapes (a qwen2 and a Llama-3-8B),
+#       and runs `ape-chat doctor` and `ape-chat bench ttft` at 8K/16K/32K
+#       tokens of context (chunks of 512) with every layer on the GPU.
+#       Results land in OUT (default .gpu/out). A .gpu/lib/ that already holds
+#       the CUDA libraries (from an earlier run's OUT) skips the build.
+#
+# Environment: CUDA_ARCH (default: the GPU's own), BENCH_CONTEXTS (default
+# "8192 16384 32768"), REPEATS (default 3), SKIP_8B=1, BUDGET_S (start no
+# new step after this many seconds: device time is metered).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GPU=.gpu
+
+prepare() {
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ape-chat/target}"
+  cargo build --release --locked --features llama-shared
+  mkdir -p "$GPU"
+  cp "$CARGO_TARGET_DIR/release/ape-chat" "$GPU/ape-chat"
+  strip "$GPU/ape-chat"
+  # The llama.cpp tree of the llama-cpp-sys-2 version in Cargo.lock, without
+  # the backends, tools and tests the CUDA build does not need.
+  local ver src
+  ver=$(awk '/^name = "llama-cpp-sys-2"/ { getline; gsub(/[^0-9.]/, ""); print }' Cargo.lock)
+  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"llama-cpp-sys-2-$ver"/llama.cpp | head -n1)
+  tar -C "$(dirname "$src")" -cJf "$GPU/llama.cpp.tar.xz" \
+    --exclude='llama.cpp/ggml/src/ggml-'{vulkan,sycl,metal,opencl,hexagon,cann,webgpu,openvino,et,virtgpu,rpc,musa,hip,kompute,blas,zdnn,zendnn} \
+    --exclude='llama.cpp/'{tests,docs,examples,tools,models,ci,pocs,gguf-py,common,grammars,media,scripts} \
+    llama.cpp
+  # GGUF writer for the random models (pure Python; numpy is on the device).
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$GPU" gguf==0.19.0
+  cp scripts/random-gguf.py "$GPU/"
+  du -sh "$GPU"/*
+}
+
+in_budget() {
+  [ "$SECONDS" -lt "${BUDGET_S:-999999}" ] && return 0
+  echo "time budget of ${BUDGET_S} s reached after $SECONDS s: stopping here" | tee -a "$out/gpu.txt"
+  return 1
+}
+
+device() {
+  out="${1:-$GPU/out}"
+  local arch="${CUDA_ARCH:-}"
+  out=$(realpath -m "$out")
+  mkdir -p "$out"
+  local work=/tmp/ape-gpu
+  mkdir -p "$work"
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+  if ! ls "$GPU"/lib/libggml-cuda.so* >/dev/null 2>&1 && ls "$GPU"/lib.tar.xz.* >/dev/null 2>&1; then
+    cat "$GPU"/lib.tar.xz.* | tar -C "$GPU" -xJ
+  fi
+  if ! ls "$GPU"/lib/libggml-cuda.so* >/dev/null 2>&1; then
+    [ -n "$arch" ] || arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)
+    tar -C "$work" -xJf "$GPU/llama.cpp.tar.xz"
+    local t0=$SECONDS
+    # The options llama-cpp-sys-2 sets for the binary's own build (shared
+    # libraries, no OpenMP, portable AVX2), plus CUDA for one architecture.
+    # Flash attention stays off in ape-chat (it hides the kq logits), so its
+    # many kernels are not compiled.
+    local log="$work/build.log"
+    cmake -S "$work/llama.cpp" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_SHARED_LIBS=ON -DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF \
+      -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}" -DGGML_OPENMP=OFF -DGGML_NATIVE=OFF \
+      -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
+      -DLLAMA_BUILD_SERVER=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_COMMON=OFF -DLLAMA_CURL=OFF \
+      >"$log" 2>&1 || { tail -n 40 "$log"; exit 1; }
+    ninja -C "$work/build" llama >>"$log" 2>&1 || { tail -n 60 "$log"; exit 1; }
+    echo "llama.cpp CUDA build (sm_${arch:-90}): $((SECONDS - t0)) s" | tee -a "$out/gpu.txt"
+    mkdir -p "$GPU/lib"
+    find "$work/build" -name 'lib*.so*' -exec cp -P {} "$GPU/lib/" \;
+    # In pieces small enough to come back, so a later run can carry them
+    # (cat .gpu/lib.tar.xz.* | tar -C .gpu -xJ) and skip this build.
+    tar -C "$GPU" -cJf "$work/lib.tar.xz" lib
+    split -b 15m -d "$work/lib.tar.xz" "$out/lib.tar.xz."
+    du -h "$work/lib.tar.xz" | tee -a "$out/gpu.txt"
+  fi
+  export LD_LIBRARY_PATH="$(realpath "$GPU/lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  local bin="$GPU/ape-chat"
+  ldd "$bin" | grep -E 'llama|ggml' | tee -a "$out/gpu.txt"
+
+  # Random-weight models of real shapes (speed is independent of the values;
+  # exactness holds for any weights).
+  local site="$work/site"
+  python3 -m pip install -q --no-index --no-deps --target "$site" "$GPU"/gguf-*.whl
+  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  local cache="$work/cache"
+  export APE_CHAT_CACHE_DIR="$cache" APE_CHAT_CONFIG="$work/config.toml"
+  local shapes="qwen2.5-0.5b"
+  [ "${SKIP_8B:-0}" = 1 ] || shapes="$shapes llama3-8b"
+  for shape in $shapes; do
+    in_budget || return 0
+    local model="$work/$shape.gguf"
+    [ -s "$model" ] || { local t0=$SECONDS; python3 "$GPU/random-gguf.py" "$shape" "$model"; \
+      echo "wrote $shape in $((SECONDS - t0)) s" | tee -a "$out/gpu.txt"; }
+    "$bin" doctor --model "$model" --json >"$out/doctor-$shape.json" || true
+    "$bin" doctor --model "$model" 2>&1 | tee -a "$out/gpu.txt" || true
+  done
+  [ "${SKIP_8B:-0}" = 1 ] && return 0
+  for ctx in ${BENCH_CONTEXTS:-8192 16384 32768}; do
+    in_budget || return 0
+    "$bin" bench ttft --model "$work/llama3-8b.gguf" --chunks $((ctx / 512)) --chunk-tokens 512 \
+      --repeats "${REPEATS:-3}" --json >"$out/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
+      || tail -n 20 "$out/gpu.txt"
+    python3 - "$out/bench-ttft-$ctx.json" <<'PY' | tee -a "$out/gpu.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"{r['chunks']} x {r['chunk_tokens']} tokens:", ", ".join(
+    f"{m['mode']} TTFT {m['ttft_ms']:.0f} ms (load {m['load_ms']:.0f}) decode {m['decode_tokens_per_s']:.1f} tok/s"
+    for m in r['modes']),
+    f"| seq/APE {r['ttft_ratio_sequential_over_ape']:.1f}x, APE/par decode {r['decode_ratio_ape_over_parallel']:.3f}")
+PY
+  done
+}
+
+case "${1:-}" in
+  prepare) prepare ;;
+  device) shift; device "$@" ;;
+  *) sed -n '2,22p' "$0"; exit 2 ;;
+esac
