@@ -119,7 +119,7 @@ device() {
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(f"{r['chunks']} x {r['chunk_tokens']} tokens:", ", ".join(
-    f"{m['mode']} TTFT {m['ttft_ms']:.0f} ms (load {m['load_ms']:.0f}) decode {m['decode_tokens_per_s']:.1f} tok/s"
+    f"{m['mode']} TTFT {m['ttft_ms']:.0f} ms (load {m['load_ms']:.0f}, read {m['read_ms']:.0f}) decode {m['decode_tokens_per_s']:.1f} tok/s"
     for m in r['modes']),
     f"| seq/APE {r['ttft_ratio_sequential_over_ape']:.1f}x, APE/par decode {r['decode_ratio_ape_over_parallel']:.3f}")
 PY

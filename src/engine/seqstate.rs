@@ -147,13 +147,17 @@ fn parse(data: &[u8]) -> Result<Blob<'_>, String> {
     })
 }
 
-/// One blob holding the cells of every part, in order: restoring it puts
-/// each part's cells where restoring the parts one after another would.
-pub(crate) fn concat(parts: &[&[u8]]) -> Result<Vec<u8>, String> {
-    let blobs = parts
-        .iter()
-        .map(|p| parse(p))
-        .collect::<Result<Vec<_>, _>>()?;
+/// Several blobs, checked to come from the same cache, ready to be written
+/// out as one.
+pub(crate) struct Concat<'a> {
+    blobs: Vec<Blob<'a>>,
+    len: usize,
+}
+
+/// Plans one blob holding the cells of every part, in order: restoring it
+/// puts each part's cells where restoring the parts one after another would.
+pub(crate) fn plan<'a>(parts: &[&'a [u8]]) -> Result<Concat<'a>, String> {
+    let blobs = parts.iter().map(|p| parse(p)).collect::<Result<Vec<_>, _>>()?;
     let Some(first) = blobs.first() else {
         return Err("nothing to concatenate".into());
     };
@@ -164,32 +168,69 @@ pub(crate) fn concat(parts: &[&[u8]]) -> Result<Vec<u8>, String> {
             return Err("state blobs come from differently shaped caches".into());
         }
     }
-    let cells: usize = blobs.iter().map(|b| b.cells).sum();
-    let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
-    out.extend_from_slice(first.start);
-    out.extend_from_slice(&1u32.to_le_bytes());
-    out.extend_from_slice(&(cells as u32).to_le_bytes());
-    blobs.iter().for_each(|b| out.extend_from_slice(b.meta));
-    out.extend_from_slice(first.head);
-    for l in 0..first.k.len() {
-        out.extend_from_slice(first.k[l].0);
-        blobs.iter().for_each(|b| out.extend_from_slice(b.k[l].1));
+    // Every part's bytes minus the headers that appear once.
+    let once = 8 + 8 + first.head.len();
+    let per_layer: usize = first.k.iter().chain(&first.v).map(|s| s.0.len()).sum();
+    let len = parts.iter().map(|p| p.len()).sum::<usize>() - (blobs.len() - 1) * (once + per_layer);
+    Ok(Concat { blobs, len })
+}
+
+impl Concat<'_> {
+    /// Bytes of the concatenated blob.
+    pub fn len(&self) -> usize {
+        self.len
     }
-    for l in 0..first.v.len() {
-        out.extend_from_slice(first.v[l].0);
-        if first.v_trans {
-            // Row j of the merged section is row j of every part, in order.
-            let (rows, elem) = first.v_rows[l];
-            for j in 0..rows {
-                for b in &blobs {
-                    let n = b.cells * elem;
-                    out.extend_from_slice(&b.v[l].1[j * n..(j + 1) * n]);
-                }
-            }
-        } else {
-            blobs.iter().for_each(|b| out.extend_from_slice(b.v[l].1));
+
+    /// Writes the blob into `out`, which must be [`Self::len`] bytes.
+    pub fn write(&self, out: &mut [u8]) {
+        let mut w = Writer { out, at: 0 };
+        let (blobs, first) = (&self.blobs, &self.blobs[0]);
+        let cells: usize = blobs.iter().map(|b| b.cells).sum();
+        w.put(first.start);
+        w.put(&1u32.to_le_bytes());
+        w.put(&(cells as u32).to_le_bytes());
+        blobs.iter().for_each(|b| w.put(b.meta));
+        w.put(first.head);
+        for l in 0..first.k.len() {
+            w.put(first.k[l].0);
+            blobs.iter().for_each(|b| w.put(b.k[l].1));
         }
+        for l in 0..first.v.len() {
+            w.put(first.v[l].0);
+            if first.v_trans {
+                // Row j of the merged section is row j of every part, in order.
+                let (rows, elem) = first.v_rows[l];
+                for j in 0..rows {
+                    for b in blobs {
+                        let n = b.cells * elem;
+                        w.put(&b.v[l].1[j * n..(j + 1) * n]);
+                    }
+                }
+            } else {
+                blobs.iter().for_each(|b| w.put(b.v[l].1));
+            }
+        }
+        debug_assert_eq!(w.at, w.out.len());
     }
+}
+
+struct Writer<'o> {
+    out: &'o mut [u8],
+    at: usize,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, b: &[u8]) {
+        self.out[self.at..self.at + b.len()].copy_from_slice(b);
+        self.at += b.len();
+    }
+}
+
+#[cfg(test)]
+fn concat(parts: &[&[u8]]) -> Result<Vec<u8>, String> {
+    let plan = plan(parts)?;
+    let mut out = vec![0u8; plan.len()];
+    plan.write(&mut out);
     Ok(out)
 }
 

@@ -20,11 +20,12 @@ use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_sys_2 as sys;
 
 use super::ape::ApeParams;
 use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, DevicePath, Hook, Probe};
 use super::raw_params::with_eval_callback;
-use super::seqstate;
+use super::{cuda, seqstate};
 use super::state::{ChunkState, PrefixId, PrefixState};
 use super::{Engine, EngineError, TokenId};
 
@@ -45,6 +46,54 @@ pub struct Session<'e> {
     used_cells: usize,
     /// Batch index of the last token whose logits were requested.
     last_logits: Option<i32>,
+    /// Where assembled states wait for llama.cpp's restore.
+    staging: Staging,
+}
+
+/// The buffer assembled states are restored from: page-locked memory when
+/// the KV cache lives on a GPU (llama.cpp then copies at full DMA speed),
+/// an ordinary one otherwise or if pinning fails. Kept across questions.
+#[derive(Default)]
+struct Staging {
+    want_pinned: bool,
+    pinned: Option<cuda::Pinned>,
+    host: Vec<u8>,
+}
+
+impl Staging {
+    fn for_engine(engine: &Engine) -> Self {
+        Self {
+            want_pinned: engine.options.gpu_layers > 0 && gpu_backend(),
+            ..Self::default()
+        }
+    }
+
+    /// A buffer of exactly `len` bytes.
+    fn buffer(&mut self, len: usize) -> &mut [u8] {
+        if self.want_pinned && self.pinned.as_ref().is_none_or(|b| b.len() < len) {
+            self.pinned = None; // free the old one before taking more
+            self.pinned = cuda::Pinned::new(len).ok();
+            self.want_pinned = self.pinned.is_some();
+        }
+        match &mut self.pinned {
+            Some(b) => &mut b.as_mut_slice()[..len],
+            None => {
+                self.host.resize(len, 0);
+                &mut self.host
+            }
+        }
+    }
+}
+
+/// Whether llama.cpp has a GPU backend (a CUDA build found a device).
+fn gpu_backend() -> bool {
+    // SAFETY: read-only queries of ggml's device registry.
+    unsafe {
+        (0..sys::ggml_backend_dev_count()).any(|i| {
+            sys::ggml_backend_dev_type(sys::ggml_backend_dev_get(i))
+                == sys::GGML_BACKEND_DEVICE_TYPE_GPU
+        })
+    }
 }
 
 impl<'e> Session<'e> {
@@ -83,6 +132,7 @@ impl<'e> Session<'e> {
             next_pos: 0,
             used_cells: 0,
             last_logits: None,
+            staging: Staging::for_engine(engine),
         })
     }
 
@@ -159,6 +209,7 @@ impl<'e> Session<'e> {
         Ok(ChunkState {
             tokens: tokens.to_vec(),
             bytes,
+            at: 0,
             prefix: prefix.id,
             n_prefix: p,
             model: prefix.model,
@@ -205,12 +256,17 @@ impl<'e> Session<'e> {
             }
         }
         let parts: Vec<&[u8]> = std::iter::once(prefix.bytes.as_slice())
-            .chain(chunks.iter().map(|c| c.bytes.as_slice()))
+            .chain(chunks.iter().map(|c| c.payload()))
             .collect();
-        let blob = seqstate::concat(&parts)
+        let plan = seqstate::plan(&parts)
             .map_err(|e| EngineError::StateMismatch(format!("cannot assemble the states: {e}")))?;
+        let mut staging = std::mem::take(&mut self.staging);
+        let blob = staging.buffer(plan.len());
+        plan.write(blob);
         self.clear();
-        self.restore(&blob, SEQ_MAIN, "assembled prefix and chunk")?;
+        let restored = self.restore(blob, SEQ_MAIN, "assembled prefix and chunk");
+        self.staging = staging;
+        restored?;
         let p = prefix.tokens.len();
         let longest = chunks.iter().map(|c| c.tokens.len()).max().unwrap_or(0);
         self.next_pos = (p + longest) as i32;

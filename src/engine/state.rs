@@ -111,7 +111,10 @@ impl PrefixState {
 #[derive(Clone)]
 pub struct ChunkState {
     pub(crate) tokens: Vec<TokenId>,
+    /// llama.cpp's sequence state from byte `at` on: a state read from a
+    /// file keeps the file's buffer rather than copying the payload out.
     pub(crate) bytes: Vec<u8>,
+    pub(crate) at: usize,
     pub(crate) prefix: PrefixId,
     pub(crate) n_prefix: u32,
     pub(crate) model: ModelId,
@@ -162,19 +165,25 @@ impl ChunkState {
     }
     /// Bytes of KV state held for this chunk.
     pub fn state_bytes(&self) -> usize {
-        self.bytes.len()
+        self.payload().len()
+    }
+
+    /// llama.cpp's sequence state of the chunk.
+    pub(crate) fn payload(&self) -> &[u8] {
+        &self.bytes[self.at..]
     }
     /// Identity of the prefix this state was made after.
     pub fn prefix_id(&self) -> PrefixId {
         self.prefix
     }
 
-    /// Serialises the state with its identities and checksums.
-    pub fn to_file_bytes(&self) -> (Vec<u8>, Vec<u8>) {
+    /// Serialises the state with its identities and checksums: the header
+    /// and tokens, then the payload (borrowed, written after them).
+    pub fn to_file_bytes(&self) -> (Vec<u8>, &[u8]) {
         let tokens: Vec<u8> = self.tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
         let mut crc = crc32fast::Hasher::new();
         crc.update(&tokens);
-        crc.update(&self.bytes);
+        crc.update(self.payload());
         let mut h = Vec::with_capacity(HEADER_LEN);
         h.extend_from_slice(MAGIC);
         h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
@@ -183,19 +192,19 @@ impl ChunkState {
         h.extend_from_slice(&self.model.0);
         h.extend_from_slice(&self.n_prefix.to_le_bytes());
         h.extend_from_slice(&(self.tokens.len() as u32).to_le_bytes());
-        h.extend_from_slice(&(self.bytes.len() as u64).to_le_bytes());
+        h.extend_from_slice(&(self.payload().len() as u64).to_le_bytes());
         h.extend_from_slice(&crc.finalize().to_le_bytes());
         let header_crc = crc32fast::hash(&h);
         h.extend_from_slice(&header_crc.to_le_bytes());
         debug_assert_eq!(h.len(), HEADER_LEN);
         h.extend_from_slice(&tokens);
-        (h, self.bytes.clone())
+        (h, self.payload())
     }
 
     /// Writes the state to `path` atomically.
     pub fn save(&self, path: &Path) -> Result<(), StateError> {
         let (head, body) = self.to_file_bytes();
-        write_atomic(path, &[&head, &body]).map_err(|source| StateError::Io {
+        write_atomic(path, &[&head, body]).map_err(|source| StateError::Io {
             path: path.to_owned(),
             source,
         })
@@ -208,11 +217,16 @@ impl ChunkState {
             path: path.to_owned(),
             source,
         })?;
-        Self::from_file_bytes(&data, prefix).map_err(|e| e.at(path))
+        Self::from_file_data(data, prefix).map_err(|e| e.at(path))
     }
 
     /// Parses file bytes (see [`Self::load`]); errors carry an empty path.
     pub fn from_file_bytes(data: &[u8], prefix: &PrefixState) -> Result<Self, StateError> {
+        Self::from_file_data(data.to_vec(), prefix)
+    }
+
+    /// [`Self::from_file_bytes`] keeping `data` as the state's buffer.
+    fn from_file_data(data: Vec<u8>, prefix: &PrefixState) -> Result<Self, StateError> {
         let p = PathBuf::new;
         if data.len() < MAGIC.len() || &data[..8] != MAGIC {
             return Err(StateError::Foreign { path: p() });
@@ -267,7 +281,8 @@ impl ChunkState {
             .collect();
         Ok(Self {
             tokens,
-            bytes: body[4 * n_tokens..].to_vec(),
+            at: HEADER_LEN + 4 * n_tokens,
+            bytes: data,
             prefix: prefix.id,
             n_prefix,
             model: prefix.model,
@@ -320,6 +335,7 @@ mod tests {
         ChunkState {
             tokens: vec![5, 6, 7],
             bytes: (0..200u8).collect(),
+            at: 0,
             prefix: p.id,
             n_prefix: p.tokens.len() as u32,
             model: p.model,
@@ -329,7 +345,7 @@ mod tests {
 
     fn bytes(c: &ChunkState) -> Vec<u8> {
         let (mut h, b) = c.to_file_bytes();
-        h.extend_from_slice(&b);
+        h.extend_from_slice(b);
         h
     }
 
@@ -339,7 +355,7 @@ mod tests {
         let c = chunk(&p);
         let back = ChunkState::from_file_bytes(&bytes(&c), &p).expect("parse");
         assert_eq!(back.tokens, c.tokens);
-        assert_eq!(back.bytes, c.bytes);
+        assert_eq!(back.payload(), c.payload());
     }
 
     #[test]

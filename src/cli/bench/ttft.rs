@@ -52,6 +52,8 @@ pub(super) struct ModeFigures {
     pub ttft_ms: f64,
     /// Reading + verifying state files, restoring prefix and chunk states.
     pub load_ms: f64,
+    /// Of that, reading and verifying the state files.
+    pub read_ms: f64,
     /// Decoding chunk tokens (sequential) and the question.
     pub prefill_ms: f64,
     pub decode_tokens_per_s: f64,
@@ -189,6 +191,7 @@ pub(super) fn time_modes(
 #[derive(Clone, Copy)]
 struct Sample {
     ttft: Duration,
+    read: Duration,
     load: Duration,
     prefill: Duration,
     decode_tps: f64,
@@ -227,6 +230,7 @@ fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> anyhow::Resu
     let dt = t1.elapsed().as_secs_f64();
     Ok(Sample {
         ttft,
+        read,
         load: read + timings.load,
         prefill: timings.prefill,
         decode_tps: if dt > 0.0 { decode as f64 / dt } else { 0.0 },
@@ -243,6 +247,7 @@ fn summarize(mode: &'static str, s: &[Sample]) -> ModeFigures {
         mode,
         ttft_ms: med(&|x| x.ttft.as_secs_f64() * 1e3),
         load_ms: med(&|x| x.load.as_secs_f64() * 1e3),
+        read_ms: med(&|x| x.read.as_secs_f64() * 1e3),
         prefill_ms: med(&|x| x.prefill.as_secs_f64() * 1e3),
         decode_tokens_per_s: med(&|x| x.decode_tps),
     }
@@ -360,13 +365,13 @@ fn print_report(r: &Report) {
     );
     println!();
     println!(
-        "  {:<11} {:>10} {:>10} {:>11} {:>12}",
-        "mode", "TTFT ms", "load ms", "prefill ms", "decode tok/s"
+        "  {:<11} {:>10} {:>10} {:>10} {:>11} {:>12}",
+        "mode", "TTFT ms", "load ms", "(read ms)", "prefill ms", "decode tok/s"
     );
     for m in &r.modes {
         println!(
-            "  {:<11} {:>10.1} {:>10.1} {:>11.1} {:>12.1}",
-            m.mode, m.ttft_ms, m.load_ms, m.prefill_ms, m.decode_tokens_per_s
+            "  {:<11} {:>10.1} {:>10.1} {:>10.1} {:>11.1} {:>12.1}",
+            m.mode, m.ttft_ms, m.load_ms, m.read_ms, m.prefill_ms, m.decode_tokens_per_s
         );
     }
     println!();

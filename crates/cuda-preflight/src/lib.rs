@@ -1,0 +1,1 @@
+//! Nothing at run time: the build script is the point (see `build.rs`).
