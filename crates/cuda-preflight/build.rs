@@ -10,7 +10,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=CUDA_PATH");
     println!("cargo:rerun-if-env-changed=PATH");
     if let Some(nvcc) = find_nvcc() {
-        println!("cargo:warning=building llama.cpp's CUDA backend with {}", nvcc.display());
+        println!(
+            "cargo:warning=building llama.cpp's CUDA backend with {}",
+            nvcc.display()
+        );
         return;
     }
     eprintln!(
@@ -31,7 +34,8 @@ fn find_nvcc() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CUDACXX").map(PathBuf::from).and_then(exe) {
         return Some(p);
     }
-    if let Some(p) = std::env::var_os("CUDA_PATH").and_then(|r| exe(Path::new(&r).join("bin/nvcc"))) {
+    if let Some(p) = std::env::var_os("CUDA_PATH").and_then(|r| exe(Path::new(&r).join("bin/nvcc")))
+    {
         return Some(p);
     }
     std::env::var_os("PATH")
