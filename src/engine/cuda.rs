@@ -626,9 +626,15 @@ impl Pinned {
         // context is the one llama.cpp's CUDA backend uses.
         unsafe {
             cuda.check((d.device_get)(&mut dev, 0), "cuDeviceGet")?;
-            cuda.check((d.primary_retain)(&mut ctx, dev), "cuDevicePrimaryCtxRetain")?;
+            cuda.check(
+                (d.primary_retain)(&mut ctx, dev),
+                "cuDevicePrimaryCtxRetain",
+            )?;
             let _cur = Current::push(cuda, ctx)?;
-            cuda.check((d.host_alloc)(&mut ptr, len.max(1), PORTABLE), "cuMemHostAlloc")?;
+            cuda.check(
+                (d.host_alloc)(&mut ptr, len.max(1), PORTABLE),
+                "cuMemHostAlloc",
+            )?;
         }
         Ok(Self {
             cuda,

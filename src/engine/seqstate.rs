@@ -157,7 +157,10 @@ pub(crate) struct Concat<'a> {
 /// Plans one blob holding the cells of every part, in order: restoring it
 /// puts each part's cells where restoring the parts one after another would.
 pub(crate) fn plan<'a>(parts: &[&'a [u8]]) -> Result<Concat<'a>, String> {
-    let blobs = parts.iter().map(|p| parse(p)).collect::<Result<Vec<_>, _>>()?;
+    let blobs = parts
+        .iter()
+        .map(|p| parse(p))
+        .collect::<Result<Vec<_>, _>>()?;
     let Some(first) = blobs.first() else {
         return Err("nothing to concatenate".into());
     };

@@ -25,8 +25,8 @@ use llama_cpp_sys_2 as sys;
 use super::ape::ApeParams;
 use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, DevicePath, Hook, Probe};
 use super::raw_params::with_eval_callback;
-use super::{cuda, seqstate};
 use super::state::{ChunkState, PrefixId, PrefixState};
+use super::{cuda, seqstate};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
