@@ -8,29 +8,41 @@ use std::path::Path;
 
 use serde::Serialize;
 
-/// Content identity of a model file: size plus a hash of its first and last
-/// 8 MiB (the GGUF header, metadata and the outer tensors). Renaming or moving
-/// the file keeps it; re-quantising or editing the file changes it.
+/// Content identity of a model file: its size, the whole GGUF header (every
+/// metadata key and tensor description), and 256 blocks sampled evenly
+/// through the tensor data. Renaming or moving the file keeps it; two
+/// fine-tunes of one base model differ in every sampled block, so they never
+/// share cached states. Reads about 4 MiB whatever the model's size.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ModelId(pub [u8; 32]);
 
 impl ModelId {
-    const SAMPLE: u64 = 8 << 20;
+    const SAMPLES: u64 = 256;
+    const BLOCK: u64 = 16 << 10;
+    /// Headers are hashed whole up to this size (GGUF vocabularies make them
+    /// megabytes); a malformed one is hashed to here.
+    const MAX_HEADER: u64 = 64 << 20;
 
     /// Reads the identity of the file at `path`.
     pub fn of_file(path: &Path) -> std::io::Result<Self> {
         let mut f = File::open(path)?;
         let size = f.metadata()?.len();
+        let header = gguf_header_len(&mut f)
+            .unwrap_or(8 << 20)
+            .min(Self::MAX_HEADER)
+            .min(size);
         let mut h = blake3::Hasher::new();
-        h.update(b"ape-chat model id v1");
+        h.update(b"ape-chat model id v2");
         h.update(&size.to_le_bytes());
-        let mut buf = vec![0u8; Self::SAMPLE.min(size) as usize];
+        f.seek(SeekFrom::Start(0))?;
+        let mut buf = vec![0u8; header as usize];
         f.read_exact(&mut buf)?;
         h.update(&buf);
-        if size > Self::SAMPLE {
-            let tail = Self::SAMPLE.min(size - Self::SAMPLE);
-            f.seek(SeekFrom::Start(size - tail))?;
-            buf.resize(tail as usize, 0);
+        let data = size - header;
+        buf.resize(Self::BLOCK.min(data) as usize, 0);
+        for i in 0..Self::SAMPLES.min(data) {
+            let at = header + (data - buf.len() as u64) * i / (Self::SAMPLES - 1).max(1);
+            f.seek(SeekFrom::Start(at))?;
             f.read_exact(&mut buf)?;
             h.update(&buf);
         }
@@ -115,6 +127,80 @@ impl ModelInfo {
     }
 }
 
+/// Bytes from the start of a GGUF file to the end of its tensor
+/// descriptions (magic, version, counts, every metadata key and value, every
+/// tensor's name, shape, type and offset); `None` if it is not one.
+fn gguf_header_len(f: &mut File) -> Option<u64> {
+    let mut r = std::io::BufReader::new(f);
+    let mut n = [0u8; 8];
+    let mut u64_ = |r: &mut std::io::BufReader<&mut File>| -> Option<u64> {
+        r.read_exact(&mut n).ok()?;
+        Some(u64::from_le_bytes(n))
+    };
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic).ok()?;
+    if &magic[..4] != b"GGUF" {
+        return None;
+    }
+    let (tensors, kvs) = (u64_(&mut r)?, u64_(&mut r)?);
+    let mut skip = |r: &mut std::io::BufReader<&mut File>, bytes: u64| -> Option<()> {
+        std::io::copy(&mut r.by_ref().take(bytes), &mut std::io::sink())
+            .ok()
+            .filter(|&c| c == bytes)
+            .map(|_| ())
+    };
+    fn u32_(r: &mut impl Read) -> Option<u32> {
+        let mut b = [0u8; 4];
+        r.read_exact(&mut b).ok()?;
+        Some(u32::from_le_bytes(b))
+    }
+    // Skips one value of GGUF type `t` (arrays recursively).
+    fn value(
+        r: &mut std::io::BufReader<&mut File>,
+        t: u32,
+        skip: &mut dyn FnMut(&mut std::io::BufReader<&mut File>, u64) -> Option<()>,
+    ) -> Option<()> {
+        let mut b8 = [0u8; 8];
+        match (t, fixed_size(t)) {
+            (_, Some(n)) => skip(r, n),
+            (8, _) => {
+                r.read_exact(&mut b8).ok()?;
+                skip(r, u64::from_le_bytes(b8))
+            }
+            (9, _) => {
+                let inner = u32_(r)?;
+                r.read_exact(&mut b8).ok()?;
+                let count = u64::from_le_bytes(b8);
+                match fixed_size(inner) {
+                    Some(n) => skip(r, n.checked_mul(count)?),
+                    None => (0..count).try_for_each(|_| value(r, inner, skip)),
+                }
+            }
+            _ => None,
+        }
+    }
+    fn fixed_size(t: u32) -> Option<u64> {
+        match t {
+            0 | 1 | 7 => Some(1),
+            2 | 3 => Some(2),
+            4..=6 => Some(4),
+            10..=12 => Some(8),
+            _ => None,
+        }
+    }
+    for _ in 0..kvs {
+        value(&mut r, 8, &mut skip)?; // key
+        let t = u32_(&mut r)?;
+        value(&mut r, t, &mut skip)?;
+    }
+    for _ in 0..tensors {
+        value(&mut r, 8, &mut skip)?; // name
+        let dims = u32_(&mut r)?;
+        skip(&mut r, 8 * u64::from(dims) + 4 + 8)?; // shape, type, offset
+    }
+    r.stream_position().ok()
+}
+
 /// Checks the GGUF magic so a wrong file gets a clear error before llama.cpp
 /// sees it.
 pub fn is_gguf(path: &Path) -> std::io::Result<bool> {
@@ -160,21 +246,63 @@ mod tests {
         assert!(capped.ape_support().unwrap_err().contains("soft-capping"));
     }
 
+    /// A GGUF file: one string key, one tensor description, then `data`.
+    fn gguf(value: &str, data: &[u8]) -> Vec<u8> {
+        let mut b = b"GGUF".to_vec();
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(&1u64.to_le_bytes()); // tensors
+        b.extend_from_slice(&2u64.to_le_bytes()); // keys
+        let string = |b: &mut Vec<u8>, s: &str| {
+            b.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            b.extend_from_slice(s.as_bytes());
+        };
+        string(&mut b, "general.name");
+        b.extend_from_slice(&8u32.to_le_bytes());
+        string(&mut b, value);
+        string(&mut b, "tokenizer.ggml.scores");
+        b.extend_from_slice(&9u32.to_le_bytes());
+        b.extend_from_slice(&6u32.to_le_bytes());
+        b.extend_from_slice(&3u64.to_le_bytes());
+        b.extend_from_slice(&[0u8; 12]);
+        string(&mut b, "token_embd.weight");
+        b.extend_from_slice(&2u32.to_le_bytes());
+        b.extend_from_slice(&[4u8, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0]);
+        b.extend_from_slice(&[0u8; 12]); // type, offset
+        b.extend_from_slice(data);
+        b
+    }
+
+    #[test]
+    fn the_gguf_header_is_measured_exactly() {
+        let file = gguf("base", &[9u8; 100]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("m.gguf");
+        std::fs::write(&p, &file).expect("write");
+        let len = gguf_header_len(&mut File::open(&p).expect("open"));
+        assert_eq!(len, Some(file.len() as u64 - 100));
+        std::fs::write(&p, b"not a model").expect("write");
+        assert_eq!(gguf_header_len(&mut File::open(&p).expect("open")), None);
+    }
+
     #[test]
     fn identity_depends_on_content_not_name() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let (a, b, c) = (
-            dir.path().join("a"),
-            dir.path().join("b"),
-            dir.path().join("c"),
-        );
-        std::fs::write(&a, vec![7u8; 20 << 20]).expect("write");
-        std::fs::copy(&a, &b).expect("copy");
-        let mut other = vec![7u8; 20 << 20];
-        other[(20 << 20) - 1] = 8; // last byte differs
-        std::fs::write(&c, other).expect("write");
-        let id = |p: &Path| ModelId::of_file(p).expect("id");
-        assert_eq!(id(&a), id(&b));
-        assert_ne!(id(&a), id(&c));
+        let data: Vec<u8> = (0..40u32 << 20).map(|i| (i % 251) as u8).collect();
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).expect("write");
+            ModelId::of_file(&p).expect("id")
+        };
+        let base = write("a.gguf", &gguf("base", &data));
+        assert_eq!(base, write("renamed.gguf", &gguf("base", &data)));
+        // Different metadata, same tensors.
+        assert_ne!(base, write("b.gguf", &gguf("tuned", &data)));
+        // Same metadata, a fine-tune's tensors: differ from the middle on
+        // (neither the header nor the first and last 8 MiB see it).
+        let mut tuned = data.clone();
+        tuned[16 << 20..24 << 20].iter_mut().for_each(|b| *b ^= 1);
+        assert_ne!(base, write("c.gguf", &gguf("base", &tuned)));
+        // Not GGUF at all still gets an identity.
+        assert_ne!(write("d", &data), write("e", &tuned));
     }
 }
