@@ -24,9 +24,12 @@ pub struct FileConfig {
     pub temperature_ape: Option<f32>,
     pub scale_ape: Option<f32>,
     pub prefix_newlines: Option<usize>,
+    pub reread: Option<u32>,
+    pub focus: Option<u32>,
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
     pub top_k: Option<usize>,
+    pub quality: Option<crate::answer::Quality>,
     pub cache_budget_gb: Option<f64>,
     pub threads: Option<usize>,
     pub gpu_layers: Option<u32>,
@@ -36,26 +39,72 @@ pub struct FileConfig {
 }
 
 /// APE settings for one model.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, serde::Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelConfig {
     pub temperature_ape: Option<f32>,
     pub scale_ape: Option<f32>,
     pub prefix_newlines: Option<usize>,
+    pub reread: Option<u32>,
+    pub focus: Option<u32>,
 }
 
+impl ModelConfig {
+    /// `self` where set, else `below`.
+    fn over(self, below: ModelConfig) -> ModelConfig {
+        ModelConfig {
+            temperature_ape: self.temperature_ape.or(below.temperature_ape),
+            scale_ape: self.scale_ape.or(below.scale_ape),
+            prefix_newlines: self.prefix_newlines.or(below.prefix_newlines),
+            reread: self.reread.or(below.reread),
+            focus: self.focus.or(below.focus),
+        }
+    }
+}
+
+/// Settings measured for the models `scripts/setup.sh` installs, shipped
+/// with ape-chat (`assets/calibrated.json`): what a new user gets without
+/// running `calibrate`.
+#[derive(Clone, Debug, Deserialize)]
+struct Shipped {
+    settings: ModelConfig,
+}
+
+/// The shipped settings for the model with identity `id`, if any.
+pub fn shipped(id: &str) -> Option<ModelConfig> {
+    static SHIPPED: std::sync::OnceLock<BTreeMap<String, Shipped>> = std::sync::OnceLock::new();
+    SHIPPED
+        .get_or_init(|| serde_json::from_str(SHIPPED_JSON).unwrap_or_default())
+        .get(id)
+        .map(|s| s.settings)
+}
+
+/// `assets/calibrated.json`, compiled in.
+pub const SHIPPED_JSON: &str = include_str!("../assets/calibrated.json");
+
 impl FileConfig {
-    /// These settings as they apply to the model with identity `id`: its
-    /// own `[models."<id>"]` values replace the top-level ones.
+    /// These settings as they apply to the model with identity `id`, in
+    /// layers: shipped settings for the model < top-level values < the
+    /// model's own `[models."<id>"]` table.
     pub fn for_model(&self, id: Option<&str>) -> FileConfig {
         let own = id
             .and_then(|id| self.models.get(id))
             .copied()
             .unwrap_or_default();
+        let top = ModelConfig {
+            temperature_ape: self.temperature_ape,
+            scale_ape: self.scale_ape,
+            prefix_newlines: self.prefix_newlines,
+            reread: self.reread,
+            focus: self.focus,
+        };
+        let m = own.over(top).over(id.and_then(shipped).unwrap_or_default());
         FileConfig {
-            temperature_ape: own.temperature_ape.or(self.temperature_ape),
-            scale_ape: own.scale_ape.or(self.scale_ape),
-            prefix_newlines: own.prefix_newlines.or(self.prefix_newlines),
+            temperature_ape: m.temperature_ape,
+            scale_ape: m.scale_ape,
+            prefix_newlines: m.prefix_newlines,
+            reread: m.reread,
+            focus: m.focus,
             ..self.clone()
         }
     }
@@ -153,6 +202,12 @@ pub fn save_model(
     if let Some(n) = settings.prefix_newlines {
         table["prefix_newlines"] = toml_edit::value(n as i64);
     }
+    if let Some(n) = settings.reread {
+        table["reread"] = toml_edit::value(i64::from(n));
+    }
+    if let Some(n) = settings.focus {
+        table["focus"] = toml_edit::value(i64::from(n));
+    }
     let note: String = note.lines().map(|l| format!("# {l}\n")).collect();
     let mut text = doc.to_string();
     if !text.is_empty() && !text.ends_with('\n') {
@@ -189,6 +244,12 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # temperature_ape = 0.9
 # scale_ape = 0.9
 
+# Refinements of APE for small models: re-read the N best chunks
+# sequentially before the question; let each attention row keep only its N
+# strongest chunks (0 = off).  [APE_CHAT_REREAD, APE_CHAT_FOCUS]
+# reread = 0
+# focus = 0
+
 # Newline tokens appended to the shared prefix before the chunks (a longer
 # prefix can steady APE; changing it re-encodes the cache).  [APE_CHAT_PREFIX_NEWLINES]
 # prefix_newlines = 0
@@ -196,6 +257,10 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # System prompt: part of the shared prefix every chunk state is encoded
 # after; changing it re-encodes the cache.  [APE_CHAT_SYSTEM_PROMPT]
 # system_prompt = "You are a helpful assistant. ..."
+
+# Speed against faithfulness: "fast" (APE), "balanced" (APE and the best
+# chunk re-read before the question), "exact" (sequential prefill).  [APE_CHAT_QUALITY]
+# quality = "balanced"
 
 # Chunk size in model tokens and chunks retrieved per question.  [APE_CHAT_CHUNK_TOKENS, APE_CHAT_TOP_K]
 # chunk_tokens = 256
@@ -236,6 +301,8 @@ mod tests {
             temperature_ape: Some(0.8),
             scale_ape: Some(0.85),
             prefix_newlines: Some(2),
+            reread: Some(1),
+            focus: None,
         };
         save_model(&p, "abc123", qwen, "qwen.gguf\nobjective f1").expect("save");
         let other = ModelConfig {

@@ -19,5 +19,6 @@ pub mod index;
 pub mod ingest;
 pub mod kvstore;
 pub mod paths;
+pub mod states;
 pub mod tui;
 pub mod watch;

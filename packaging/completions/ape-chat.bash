@@ -155,7 +155,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --mode --temperature-ape --scale-ape --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval calibrate convert-squad watch cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval calibrate convert-squad watch cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -165,8 +165,12 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --quality)
+                    COMPREPLY=($(compgen -W "fast balanced exact" -- "${cur}"))
+                    return 0
+                    ;;
                 --mode)
-                    COMPREPLY=($(compgen -W "ape parallel sequential" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "ape parallel pcw sequential" -- "${cur}"))
                     return 0
                     ;;
                 --temperature-ape)
@@ -174,6 +178,14 @@ _ape__chat() {
                     return 0
                     ;;
                 --scale-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -427,7 +439,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -462,6 +474,14 @@ _ape__chat() {
                     return 0
                     ;;
                 --scale-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -521,7 +541,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --temperature-ape --scale-ape --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --temperature-ape --scale-ape --reread --focus --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -548,6 +568,14 @@ _ape__chat() {
                     return 0
                     ;;
                 --scale-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -769,7 +797,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__calibrate)
-            opts="-h --dataset --objective --search --holdout --prefix-newlines --max-tokens --system-prompt --dry-run --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --dataset --objective --search --accept --report --prefix-newlines --max-tokens --style --system-prompt --dry-run --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,7 +815,11 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --holdout)
+                --accept)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -796,6 +828,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --style)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -857,7 +893,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__convert__subcmd__squad)
-            opts="-h --squad --out --contexts --unanswerable --seed --limit --exclude --model --threads --kv-type --gpu-layers --help"
+            opts="-h --squad --out --contexts --unanswerable --seed --limit --exclude --articles --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,6 +921,10 @@ _ape__chat() {
                     ;;
                 --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --articles)
+                    COMPREPLY=($(compgen -W "all evaluation calibration" -- "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -945,7 +985,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --limit --max-tokens --results --temperature-ape --scale-ape --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --temperature-ape --scale-ape --reread --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -956,6 +996,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --modes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --style)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -976,6 +1020,14 @@ _ape__chat() {
                     return 0
                     ;;
                 --scale-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

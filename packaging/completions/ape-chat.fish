@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= mode= temperature-ape= scale-ape= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= focus= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -25,11 +25,17 @@ function __fish_ape_chat_using_subcommand
 end
 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one question about DIR, stream the answer, print the sources. `-` reads the question from stdin' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model' -r -f -a "ape\t''
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+balanced\t''
+exact\t''"
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
 parallel\t''
+pcw\t''
 sequential\t''"
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
@@ -94,12 +100,15 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l kv-type -d 'K 
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l dataset -d 'JSON Lines of {"id", "question", "contexts": [...], "answers": [...]}' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l modes -d 'Modes to compare, comma-separated' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l modes -d 'Modes to compare, comma-separated, sequential first (the baseline): `sequential`, `pcw`, `parallel`, `ape`, `ape-t` (temperature only, S = 1) and `ape:t=0.8:s=1:reread=1:focus=3` (APE with these values; others as for `ape`). The default is the paper\'s ablation' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l style -d 'Instruction appended to every question, e.g. "Answer with a short phrase." (so EM/F1 measure content rather than verbosity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l limit -d 'Evaluate only the first N records' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l max-tokens -d 'Longest answer in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l results -d 'Predictions file; re-running with it resumes, and rows made with the same mode (and T, S) are reused [default: in the cache dir, keyed by dataset, model and --max-tokens]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -108,14 +117,16 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l kv-type -d 'K
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dataset -d 'Records to calibrate on, JSON Lines as for `eval` (`answers` may be empty for `--objective attention`)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dataset -d 'Records to calibrate on, JSON Lines as for `eval` (`answers` may be empty for `--objective attention`). Split by source into search, accept and report parts that never share a paragraph' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l objective -d 'What to optimise: answer F1, gold-answer NLL, or attention matching against sequential prefill (needs no answers)' -r -f -a "f1\t'Greedy answers\' token F1 (ties broken by gold-answer NLL)'
 nll\t'Mean per-token NLL of the gold answers'
 attention\t'KL(sequential ‖ APE) of the question\'s attention; needs no answers'"
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l search -d 'Records the search runs on (the first ones of the dataset)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l holdout -d 'Records after those that the before/after table is measured on' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l search -d 'Records the search runs on' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l accept -d 'Records that decide between the found setting and the defaults' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l report -d 'Records the before/after figures are measured on (no choice uses them)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l prefix-newlines -d 'Prefix variants to try: newline tokens appended to the shared prefix' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l max-tokens -d 'Longest answer in tokens (F1 objective and the held-out table)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l max-tokens -d 'Longest answer in tokens (F1 objective and the figures)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l style -d 'Instruction appended to every question, as `eval --style`' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l system-prompt -d 'System prompt of the shared prefix [default: config, then built-in]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -130,6 +141,9 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l cont
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l seed -d 'Seed for distractor choice and order' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l limit -d 'Keep N records, spread evenly over the dataset' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l exclude -d 'Leave out the questions of this dataset (so a calibration set and an evaluation set never share a question)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l articles -d 'Which articles to draw on: every fourth is kept for calibration, the rest for evaluation, so the two sets never share a paragraph' -r -f -a "all\t''
+evaluation\t''
+calibration\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -195,8 +209,10 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l repeats -d 'Interleaved repeats per mode; medians are reported' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -209,8 +225,10 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l repeats -d 'Interleaved repeats per mode and size; medians are reported' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l index-folder -d 'Folder to time indexing on (into a scratch index and cache) [default: the README\'s sample folder, if present]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l out -d 'Where `bench-suite.json` and `bench-suite.svg` go' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r

@@ -12,15 +12,34 @@ use std::sync::atomic::Ordering;
 use super::index::{prepare, FolderArgs};
 use super::style::{bold, dim};
 use super::{ApeArgs, ModelArgs, CANCEL};
+use crate::answer::Quality;
 use crate::answer::{ask, Answer, AskOptions};
 use crate::config::FileConfig;
 use crate::engine::ape::decimal;
 use crate::engine::{GenerateOptions, Mode, Sampling};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum QualityArg {
+    Fast,
+    Balanced,
+    Exact,
+}
+
+impl From<QualityArg> for Quality {
+    fn from(q: QualityArg) -> Self {
+        match q {
+            QualityArg::Fast => Quality::Fast,
+            QualityArg::Balanced => Quality::Balanced,
+            QualityArg::Exact => Quality::Exact,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ModeArg {
     Ape,
     Parallel,
+    Pcw,
     Sequential,
 }
 
@@ -29,10 +48,14 @@ impl AskArgs {
     pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
         let top_k = self.top_k.unwrap_or(5);
         anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
+        let ape = self.ape.params()?;
+        let quality = self.quality();
         let mode = match self.mode {
-            ModeArg::Ape => Mode::Ape(self.ape.params()?),
-            ModeArg::Parallel => Mode::Parallel,
-            ModeArg::Sequential => Mode::Sequential,
+            Some(ModeArg::Ape) => Mode::Ape(ape),
+            Some(ModeArg::Parallel) => Mode::Parallel,
+            Some(ModeArg::Pcw) => Mode::Pcw,
+            Some(ModeArg::Sequential) => Mode::Sequential,
+            None => quality.mode(ape, self.ape.reread_set()),
         };
         let sampling = if self.temperature > 0.0 {
             Sampling::Sample {
@@ -54,18 +77,44 @@ impl AskArgs {
         })
     }
 
+    /// The quality setting in effect.
+    pub fn quality(&self) -> Quality {
+        self.quality.map(Quality::from).unwrap_or_default()
+    }
+
+    /// What the status line calls the setting: the quality, or the mode
+    /// when one was named.
+    pub fn setting_label(&self) -> String {
+        match self.mode {
+            Some(m) => format!("{m:?}").to_lowercase(),
+            None => self.quality().name().to_string(),
+        }
+    }
+
     /// Fills what flags and env left unset from the config file.
     pub fn apply(&mut self, c: &FileConfig) {
         self.top_k = self.top_k.or(c.top_k);
+        if self.quality.is_none() {
+            self.quality = c.quality.map(|q| match q {
+                Quality::Fast => QualityArg::Fast,
+                Quality::Balanced => QualityArg::Balanced,
+                Quality::Exact => QualityArg::Exact,
+            });
+        }
         self.ape.apply(c);
     }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct AskArgs {
-    /// How retrieved chunks reach the model.
-    #[arg(long, value_enum, default_value = "ape")]
-    mode: ModeArg,
+    /// Speed against faithfulness to sequential prefill: `fast` (APE),
+    /// `balanced` (APE, and the best chunk re-read before the question),
+    /// `exact` (sequential prefill) [default: balanced].
+    #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
+    quality: Option<QualityArg>,
+    /// How retrieved chunks reach the model, overriding --quality.
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
     #[command(flatten)]
     ape: ApeArgs,
     /// Chunks retrieved per question [default: 5].
@@ -124,7 +173,7 @@ pub fn run(
         r.map_err(|e| write_err = Some(e)).is_ok() && !CANCEL.load(Ordering::Relaxed)
     };
     let answer = ask(
-        &p.llm,
+        &p.states,
         &p.index,
         &mut p.embedder,
         &question,
@@ -208,9 +257,14 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
 fn print_json(a: &Answer) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let g = &a.generated;
-    let (t, s) = match a.mode {
-        Mode::Ape(p) => (Some(decimal(p.temperature)), Some(decimal(p.scale))),
-        _ => (None, None),
+    let (t, s, reread, focus) = match a.mode {
+        Mode::Ape(p) => (
+            Some(decimal(p.temperature)),
+            Some(decimal(p.scale)),
+            Some(p.reread),
+            Some(p.focus),
+        ),
+        _ => (None, None, None, None),
     };
     writeln!(
         out,
@@ -237,6 +291,7 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         "{}",
         json!({
             "type": "stats", "mode": a.mode.name(), "temperature_ape": t, "scale_ape": s,
+            "reread": reread, "focus": focus,
             "retrieval_ms": ms(a.retrieval), "state_prep_ms": ms(a.state_prep),
             "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
             "ttft_ms": ms(g.ttft), "decode_tokens_per_s": g.decode_tokens_per_s(),

@@ -1,43 +1,64 @@
-//! `ape-chat calibrate`: find the prefix variant, T and S that suit a model,
-//! check them on held-out records, and save them in the config file under
-//! the model's identity, where `--ask`, the TUI and `eval` pick them up.
+//! `ape-chat calibrate`: find the prefix variant, T and S that suit a model
+//! ([`crate::eval::calibrate`]), and save them in the config file under the
+//! model's identity, where `--ask`, the TUI and `eval` pick them up.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
-use serde::Serialize;
+use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use super::eval::{engine_for, eval_store};
-use super::index::PrefixArgs;
 use super::style::{bold, dim};
 use super::ModelArgs;
 use crate::config::{self, FileConfig, ModelConfig};
-use crate::engine::{ApeParams, Engine, Session};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::eval::calibrate::{
-    best, pattern_search, Measure, Objective, SearchOptions, Split, Trial,
+    self, CalibrateOptions, Calibration, Measure, Objective, Progress, SearchOptions,
 };
-use crate::eval::dataset::{self, Record};
-use crate::eval::run::{prepare, Prepared};
-use crate::index::Llm;
+use crate::eval::dataset;
+
+/// What to optimise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObjectiveArg {
+    /// Greedy answers' token F1 (ties broken by gold-answer NLL).
+    F1,
+    /// Mean per-token NLL of the gold answers.
+    Nll,
+    /// KL(sequential ‖ APE) of the question's attention; needs no answers.
+    Attention,
+}
+
+impl From<ObjectiveArg> for Objective {
+    fn from(o: ObjectiveArg) -> Self {
+        match o {
+            ObjectiveArg::F1 => Objective::F1,
+            ObjectiveArg::Nll => Objective::Nll,
+            ObjectiveArg::Attention => Objective::Attention,
+        }
+    }
+}
 
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Records to calibrate on, JSON Lines as for `eval` (`answers` may be
-    /// empty for `--objective attention`).
+    /// empty for `--objective attention`). Split by source into search,
+    /// accept and report parts that never share a paragraph.
     #[arg(long, value_name = "FILE")]
     dataset: PathBuf,
     /// What to optimise: answer F1, gold-answer NLL, or attention matching
     /// against sequential prefill (needs no answers).
-    #[arg(long, value_enum, default_value = "f1")]
-    objective: Objective,
-    /// Records the search runs on (the first ones of the dataset).
+    #[arg(long, value_enum, default_value = "nll")]
+    objective: ObjectiveArg,
+    /// Records the search runs on.
     #[arg(long, default_value_t = 16, value_name = "N")]
     search: usize,
-    /// Records after those that the before/after table is measured on.
+    /// Records that decide between the found setting and the defaults.
     #[arg(long, default_value_t = 16, value_name = "N")]
-    holdout: usize,
+    accept: usize,
+    /// Records the before/after figures are measured on (no choice uses them).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    report: usize,
     /// Prefix variants to try: newline tokens appended to the shared prefix.
     #[arg(
         long,
@@ -46,9 +67,12 @@ pub struct CalibrateArgs {
         value_name = "N,…"
     )]
     prefix_newlines: Vec<usize>,
-    /// Longest answer in tokens (F1 objective and the held-out table).
+    /// Longest answer in tokens (F1 objective and the figures).
     #[arg(long, default_value_t = 32, value_name = "N")]
     max_tokens: usize,
+    /// Instruction appended to every question, as `eval --style`.
+    #[arg(long, default_value = "", value_name = "TEXT")]
+    style: String,
     /// System prompt of the shared prefix [default: config, then built-in].
     #[arg(long, env = "APE_CHAT_SYSTEM_PROMPT", value_name = "TEXT")]
     system_prompt: Option<String>,
@@ -67,108 +91,47 @@ impl CalibrateArgs {
             .take()
             .or_else(|| c.system_prompt.clone());
     }
-
-    fn prefix(&self, newlines: usize) -> PrefixArgs {
-        PrefixArgs {
-            system_prompt: self.system_prompt.clone(),
-            prefix_newlines: Some(newlines),
-        }
-    }
-}
-
-/// A prefix variant's score at the default T and S.
-#[derive(Debug, Serialize)]
-struct Variant {
-    prefix_newlines: usize,
-    loss: f64,
 }
 
 pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
-    let (search, holdout) = split_records(args)?;
-    let engine = engine_for(
-        model,
-        &[search.clone(), holdout.clone()].concat(),
-        args.max_tokens,
-    )?;
-    let mut s = engine.session()?;
-    let say = |line: String| {
-        if !args.json {
-            eprintln!("{line}");
-        }
+    let records = dataset::load(&args.dataset)?;
+    let engine = engine_for(model, &records, args.max_tokens)?;
+    let options = CalibrateOptions {
+        objective: args.objective.into(),
+        parts: [args.search, args.accept, args.report],
+        prefix_newlines: args.prefix_newlines.clone(),
+        system_prompt: args
+            .system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string()),
+        style: args.style.clone(),
+        max_tokens: args.max_tokens,
+        search: SearchOptions::default(),
     };
-    let defaults = ApeParams::DEFAULT;
-
-    // 1. The prefix variant, at the default T and S.
-    let mut variants = Vec::new();
-    let mut chosen: Option<(usize, Llm<'_>, Vec<Prepared>)> = None;
-    for &n in &args.prefix_newlines {
-        let llm = args.prefix(n).llm(&engine, eval_store())?;
-        let prepared = prepare_all(&llm, &mut s, &search, &say, "search")?;
-        if args.prefix_newlines.len() == 1 {
-            chosen = Some((n, llm, prepared));
-            break;
-        }
-        let split = Split::new(&llm, &mut s, &prepared, attention(args), args.max_tokens)?;
-        let loss = split
-            .measure(&mut s, defaults, args.objective)?
-            .loss(args.objective);
-        say(format!("  prefix +{n:<3} newlines  loss {loss:.4}"));
-        let better = variants.iter().all(|v: &Variant| loss < v.loss);
-        variants.push(Variant {
-            prefix_newlines: n,
-            loss,
-        });
-        if better {
-            chosen = Some((n, llm, prepared));
-        }
-    }
-    let (newlines, llm, prepared) =
-        chosen.ok_or_else(|| anyhow::anyhow!("no prefix variant given"))?;
-
-    // 2. T and S·T by pattern search.
-    let split = Split::new(&llm, &mut s, &prepared, attention(args), args.max_tokens)?;
-    let trials = pattern_search(SearchOptions::default(), |p| {
-        let loss = split
-            .measure(&mut s, p, args.objective)?
-            .loss(args.objective);
-        say(format!(
-            "  T={:<5} S={:<6} loss {loss:.4}",
-            p.temperature, p.scale
-        ));
-        Ok::<_, anyhow::Error>(loss)
-    })?;
-    let found = best(&trials).ok_or_else(|| anyhow::anyhow!("no setting could be evaluated"))?;
-    drop(split);
-
-    // 3. Before/after on held-out records.
-    let [before, after] = held_out(
-        args,
+    let quiet = args.json;
+    let c = calibrate::calibrate(
         &engine,
-        &mut s,
-        &holdout,
-        [(0, defaults), (newlines, found.params)],
-        &say,
+        &eval_store,
+        &records,
+        &args.dataset.display().to_string(),
+        &options,
+        &mut |p| match p {
+            _ if quiet => {}
+            Progress::Step(s) => eprintln!("{}", dim(&format!("  {s}…"))),
+            Progress::Variant(v) => eprintln!(
+                "  prefix +{:<3} newlines  loss {:.4}",
+                v.prefix_newlines, v.loss
+            ),
+            Progress::Trial(t) => eprintln!(
+                "  T={:<5} S={:<6} loss {:.4}",
+                t.params.temperature, t.params.scale, t.loss
+            ),
+        },
     )?;
-    let improved = holdout.is_empty()
-        || after.loss(args.objective) < before.loss(args.objective)
-        || (newlines == 0 && found.params == defaults);
-    let (chosen, chosen_newlines) = if improved {
-        (found.params, newlines)
-    } else {
-        (defaults, 0)
-    };
     let written = if args.dry_run {
         None
     } else {
-        Some(save(
-            model,
-            &engine,
-            args,
-            chosen,
-            chosen_newlines,
-            &before,
-            &after,
-        )?)
+        Some(save(model, &engine, &c)?)
     };
     if args.json {
         println!(
@@ -176,140 +139,46 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
             json!({
                 "model": model.path(),
                 "model_id": engine.info().id,
-                "objective": args.objective,
-                "search_records": search.len(),
-                "holdout_records": holdout.len(),
-                "prefix_variants": variants,
-                "trials": trials,
-                "found": {"params": found.params, "prefix_newlines": newlines},
-                "chosen": {"params": chosen, "prefix_newlines": chosen_newlines},
-                "improved_on_holdout": improved,
-                "before": before,
-                "after": after,
+                "calibration": c,
                 "config": written,
             })
         );
     } else {
-        print_summary(
-            args,
-            &trials,
-            (found, newlines),
-            chosen,
-            (&before, &after),
-            improved,
-            written.as_deref(),
-        );
+        print_summary(&c, written.as_deref());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn attention(args: &CalibrateArgs) -> bool {
-    args.objective == Objective::Attention
-}
-
-/// The search and held-out records, labelled ones only where the objective
-/// needs answers.
-fn split_records(args: &CalibrateArgs) -> anyhow::Result<(Vec<Record>, Vec<Record>)> {
-    let mut records = dataset::load(&args.dataset)?;
-    if args.objective.needs_labels() {
-        records.retain(|r| !r.answers.is_empty());
-    }
-    anyhow::ensure!(
-        !records.is_empty() && args.search > 0,
-        "{}: no records to calibrate on{}",
-        args.dataset.display(),
-        if args.objective.needs_labels() {
-            " (with answers)"
-        } else {
-            ""
-        }
-    );
-    let holdout = records.split_off(args.search.min(records.len()));
-    Ok((records, holdout.into_iter().take(args.holdout).collect()))
-}
-
-fn prepare_all(
-    llm: &Llm<'_>,
-    s: &mut Session<'_>,
-    records: &[Record],
-    say: &dyn Fn(String),
-    what: &str,
-) -> anyhow::Result<Vec<Prepared>> {
-    say(dim(&format!(
-        "  preparing {} {what} records (prefix of {} tokens)…",
-        records.len(),
-        llm.layout.prefix.len()
-    )));
-    Ok(records
-        .iter()
-        .map(|r| prepare(llm, s, r))
-        .collect::<Result<_, _>>()?)
-}
-
-/// F1 and NLL (when labelled) and attention KL (for that objective) of
-/// the defaults and the found setting on the held-out records. When both use
-/// the same prefix, the records are prepared (and, for attention, their
-/// sequential reference prefilled) once.
-fn held_out(
-    args: &CalibrateArgs,
-    engine: &Engine,
-    s: &mut Session<'_>,
-    records: &[Record],
-    settings: [(usize, ApeParams); 2],
-    say: &dyn Fn(String),
-) -> anyhow::Result<[Measure; 2]> {
-    let mut out = [Measure::default(); 2];
-    if records.is_empty() {
-        return Ok(out);
-    }
-    let mut i = 0;
-    while i < settings.len() {
-        let newlines = settings[i].0;
-        let llm = args.prefix(newlines).llm(engine, eval_store())?;
-        let prepared = prepare_all(&llm, s, records, say, "held-out")?;
-        let split = Split::new(&llm, s, &prepared, attention(args), args.max_tokens)?;
-        while i < settings.len() && settings[i].0 == newlines {
-            let params = settings[i].1;
-            if args.objective.needs_labels() {
-                out[i] = split.measure(s, params, Objective::F1)?;
-            }
-            if attention(args) {
-                out[i].attention_kl = split.measure(s, params, Objective::Attention)?.attention_kl;
-            }
-            i += 1;
-        }
-    }
-    Ok(out)
-}
-
+/// Writes the chosen setting into the config under the model's identity,
+/// and the records it used beside it (for `eval`'s overlap warning).
 fn save(
     model: &ModelArgs,
-    engine: &Engine,
-    args: &CalibrateArgs,
-    params: ApeParams,
-    newlines: usize,
-    before: &Measure,
-    after: &Measure,
+    engine: &crate::engine::Engine,
+    c: &Calibration,
 ) -> anyhow::Result<PathBuf> {
     let path = config::path();
+    let id = engine.info().id.to_string();
     let file = model.path();
     let name = file
         .file_name()
         .map(|f| f.to_string_lossy())
         .unwrap_or_default();
     let note = format!(
-        "{name}: `ape-chat calibrate --objective {}` on {}\nheld out: {} → {}",
-        args.objective,
-        args.dataset.display(),
-        describe(before),
-        describe(after)
+        "{name}: `ape-chat calibrate --objective {}` on {}\nreport part: {} → {}",
+        c.objective,
+        c.provenance.dataset,
+        describe(&c.report[0]),
+        describe(&c.report[1])
     );
+    let chosen = c.chosen;
     let settings = ModelConfig {
-        temperature_ape: Some(params.temperature),
-        scale_ape: Some(params.scale),
-        prefix_newlines: Some(newlines),
+        temperature_ape: Some(chosen.params.temperature),
+        scale_ape: Some(chosen.params.scale),
+        prefix_newlines: Some(chosen.prefix_newlines),
+        ..ModelConfig::default()
     };
-    config::save_model(&path, &engine.info().id.to_string(), settings, &note)?;
+    config::save_model(&path, &id, settings, &note)?;
+    calibrate::save_provenance(&id, &c.provenance)?;
     Ok(path)
 }
 
@@ -331,58 +200,58 @@ fn describe(m: &Measure) -> String {
     }
 }
 
-fn print_summary(
-    args: &CalibrateArgs,
-    trials: &[Trial],
-    (found, newlines): (Trial, usize),
-    chosen: ApeParams,
-    (before, after): (&Measure, &Measure),
-    improved: bool,
-    written: Option<&std::path::Path>,
-) {
+fn print_summary(c: &Calibration, written: Option<&std::path::Path>) {
+    let f = c.found;
     println!(
         "{} objective {} · {} settings tried · best T={} S={} (+{} newlines)",
         bold("calibrate"),
-        args.objective,
-        trials.len(),
-        found.params.temperature,
-        found.params.scale,
-        newlines
+        c.objective,
+        c.trials.len(),
+        f.params.temperature,
+        f.params.scale,
+        f.prefix_newlines
+    );
+    println!(
+        "  records: {} search, {} accept, {} report (parts share no source)",
+        c.records[0], c.records[1], c.records[2]
     );
     let cell = |x: Option<f64>, p: usize| x.map_or("-".to_string(), |v| format!("{v:.p$}"));
-    println!(
-        "\n  {:<34} {:>6} {:>8} {:>13}",
-        "held out", "F1", "NLL/tok", "attention KL"
-    );
-    for (label, m) in [
+    let d = format!("defaults ({})", setting(&calibrate::Setting::DEFAULT));
+    for (title, rows) in [
         (
-            format!(
-                "defaults (T={}, S={}, +0)",
-                ApeParams::DEFAULT.temperature,
-                ApeParams::DEFAULT.scale
-            ),
-            before,
+            "accept part (decides)",
+            [(d.clone(), &c.accept[0]), (setting(&c.found), &c.accept[1])],
         ),
         (
-            format!(
-                "calibrated (T={}, S={}, +{newlines})",
-                found.params.temperature, found.params.scale
-            ),
-            after,
+            "report part (held out from every choice)",
+            [(d, &c.report[0]), (setting(&c.chosen), &c.report[1])],
         ),
     ] {
         println!(
-            "  {label:<34} {:>6} {:>8} {:>13}",
-            cell(m.f1, 3),
-            cell(m.nll, 4),
-            cell(m.attention_kl, 5)
+            "\n  {:<40} {:>6} {:>8} {:>13}",
+            title, "F1", "NLL/tok", "attention KL"
         );
+        for (label, m) in rows {
+            println!(
+                "  {label:<40} {:>6} {:>8} {:>13}",
+                cell(m.f1, 3),
+                cell(m.nll, 4),
+                cell(m.attention_kl, 5)
+            );
+        }
     }
-    if !improved {
-        println!("\n  the calibrated setting did not beat the defaults on held-out records: keeping T={}, S={}", chosen.temperature, chosen.scale);
+    if !c.accepted {
+        println!("\n  the found setting did not beat the defaults on the accept part: keeping the defaults");
     }
     match written {
         Some(p) => println!("\n  saved for this model in {}", p.display()),
         None => println!("\n  dry run: config not changed"),
     }
+}
+
+fn setting(s: &calibrate::Setting) -> String {
+    format!(
+        "T={}, S={}, +{} newlines",
+        s.params.temperature, s.params.scale, s.prefix_newlines
+    )
 }

@@ -37,7 +37,7 @@ pub fn run(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        mode: options.mode.to_string(),
+        mode: format!("{} · {}", ask_args.setting_label(), options.mode),
         ..Status::default()
     };
 
@@ -135,7 +135,7 @@ impl Worker {
     fn answer(&self, q: &str, p: &mut super::index::Prepared<'_>) {
         let cancel = &self.cancel;
         let result = ask(
-            &p.llm,
+            &p.states,
             &p.index,
             &mut p.embedder,
             q,
@@ -181,7 +181,7 @@ impl Worker {
             return;
         }
         self.send(Msg::Activity("re-indexing changed files…".into()));
-        match update(&mut p.index, &p.llm, &mut p.embedder, &self.folder, true) {
+        match update(&mut p.index, &p.states, &mut p.embedder, &self.folder, true) {
             Ok(r) => {
                 self.send(Msg::Index {
                     files: p.index.files(),

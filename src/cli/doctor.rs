@@ -87,7 +87,9 @@ fn exactness(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Ex
     match check::exactness(engine, layout, SAMPLE_CHUNKS[1], SAMPLE_QUESTION, steps) {
         Ok(r) => Outcome {
             passed: r.parallel_vs_sequential <= EXACT_TOL
-                && r.ape_identity_vs_parallel <= EXACT_TOL,
+                && r.ape_identity_vs_parallel <= EXACT_TOL
+                && r.pcw_vs_live <= EXACT_TOL
+                && r.pcw_vs_parallel > EXACT_TOL,
             result: Some(r),
             error: None,
         },
@@ -96,10 +98,7 @@ fn exactness(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Ex
 }
 
 fn ape_math(engine: &Engine, layout: &PromptLayout) -> Outcome<ApeMathReport> {
-    let params = ApeParams {
-        temperature: 0.6,
-        scale: 0.7,
-    };
+    let params = ApeParams::new(0.6, 0.7);
     match check::ape_math(engine, layout, &SAMPLE_CHUNKS, SAMPLE_QUESTION, params, 4) {
         Ok(r) => Outcome {
             passed: r.max_abs_error <= MATH_TOL
@@ -150,10 +149,16 @@ fn print_report(r: &Report) {
     }
     if let Some(o) = &r.exactness {
         match (&o.result, &o.error) {
-            (Some(x), _) => println!(
-                "{} exactness over {} steps: parallel vs sequential max |Δlogit| = {:e}, APE(T=S=1) vs parallel = {:e}",
-                mark(o.passed), x.steps, x.parallel_vs_sequential, x.ape_identity_vs_parallel
-            ),
+            (Some(x), _) => {
+                println!(
+                    "{} exactness over {} steps: parallel vs sequential max |Δlogit| = {:e}, APE(T=S=1) vs parallel = {:e}",
+                    mark(o.passed), x.steps, x.parallel_vs_sequential, x.ape_identity_vs_parallel
+                );
+                println!(
+                    "  PCW (chunk encoded without the prefix) vs the same computed live: {:e}; vs parallel: {:.3} (the shared prefix's effect)",
+                    x.pcw_vs_live, x.pcw_vs_parallel
+                );
+            }
             (_, Some(e)) => println!("{} exactness check failed: {e}", mark(false)),
             _ => {}
         }

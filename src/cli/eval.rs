@@ -11,11 +11,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use super::index::PrefixArgs;
-use super::style::bold;
-use super::{ApeArgs, ModelArgs, CANCEL};
-use crate::engine::Mode;
+use super::style::{bold, dim};
+use super::{ApeArgs, ModelArgs, Origins, CANCEL};
+use crate::engine::{ApeParams, Engine, Mode};
+use crate::eval::calibrate::load_provenance;
 use crate::eval::dataset::{self, Record};
-use crate::eval::run::{compare, evaluate, summarize, ModeSummary, Paired, Prediction, Retention};
+use crate::eval::run::{
+    compare, evaluate, summarize, ModeSummary, Paired, Prediction, Retention, Stamp,
+};
 use crate::eval::stats::{Estimate, RESAMPLES};
 use crate::kvstore::KvStore;
 
@@ -24,9 +27,20 @@ pub struct EvalArgs {
     /// JSON Lines of {"id", "question", "contexts": [...], "answers": [...]}.
     #[arg(long, value_name = "FILE")]
     dataset: PathBuf,
-    /// Modes to compare, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "sequential,parallel,ape")]
+    /// Modes to compare, comma-separated, sequential first (the baseline):
+    /// `sequential`, `pcw`, `parallel`, `ape`, `ape-t` (temperature only,
+    /// S = 1) and `ape:t=0.8:s=1:reread=1:focus=3` (APE with these values;
+    /// others as for `ape`). The default is the paper's ablation.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "sequential,pcw,parallel,ape-t,ape"
+    )]
     modes: Vec<String>,
+    /// Instruction appended to every question, e.g. "Answer with a short
+    /// phrase." (so EM/F1 measure content rather than verbosity).
+    #[arg(long, default_value = "", value_name = "TEXT")]
+    style: String,
     /// Evaluate only the first N records.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -71,6 +85,17 @@ pub struct ConvertArgs {
     /// evaluation set never share a question).
     #[arg(long, value_name = "FILE")]
     exclude: Option<PathBuf>,
+    /// Which articles to draw on: every fourth is kept for calibration, the
+    /// rest for evaluation, so the two sets never share a paragraph.
+    #[arg(long, value_enum, default_value = "all")]
+    articles: ArticlesArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ArticlesArg {
+    All,
+    Evaluation,
+    Calibration,
 }
 
 pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
@@ -83,6 +108,11 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
         args.contexts.max(1),
         args.unanswerable,
         args.seed,
+        match args.articles {
+            ArticlesArg::All => dataset::Articles::All,
+            ArticlesArg::Evaluation => dataset::Articles::Evaluation,
+            ArticlesArg::Calibration => dataset::Articles::Calibration,
+        },
     );
     if let Some(path) = &args.exclude {
         let ids: std::collections::HashSet<String> =
@@ -99,20 +129,47 @@ pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn parse_modes(names: &[String], ape: &ApeArgs) -> anyhow::Result<Vec<Mode>> {
+/// Mode names to modes; APE settings not named in a spec come from `ape`.
+fn parse_modes(names: &[String], ape: ApeParams) -> anyhow::Result<Vec<Mode>> {
     names
         .iter()
-        .map(|m| match m.trim() {
-            "sequential" => Ok(Mode::Sequential),
-            "parallel" => Ok(Mode::Parallel),
-            "ape" => Ok(Mode::Ape(ape.params()?)),
-            other => anyhow::bail!("unknown mode `{other}` (sequential, parallel, ape)"),
+        .map(|m| {
+            let m = m.trim();
+            Ok(match m {
+                "sequential" => Mode::Sequential,
+                "pcw" => Mode::Pcw,
+                "parallel" => Mode::Parallel,
+                "ape" => Mode::Ape(ape),
+                "ape-t" => Mode::Ape(ApeParams { scale: 1.0, ..ape }),
+                spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
+                other => anyhow::bail!(
+                    "unknown mode `{other}` (sequential, pcw, parallel, ape, ape-t, ape:t=…:s=…:reread=…:focus=…)"
+                ),
+            })
         })
         .collect()
 }
 
-pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
-    let modes = parse_modes(&args.modes, &args.ape)?;
+fn ape_spec(spec: &str, mut p: ApeParams) -> anyhow::Result<ApeParams> {
+    for kv in spec.split(':') {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("`{kv}` in `ape:{spec}` is not key=value"))?;
+        let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("`{kv}` in `ape:{spec}`: {e}");
+        match k {
+            "t" => p.temperature = v.parse().map_err(|e| bad(&e))?,
+            "s" => p.scale = v.parse().map_err(|e| bad(&e))?,
+            "reread" => p.reread = v.parse().map_err(|e| bad(&e))?,
+            "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
+            _ => anyhow::bail!("unknown key `{k}` in `ape:{spec}` (t, s, reread, focus)"),
+        }
+    }
+    p.validate().map_err(anyhow::Error::msg)?;
+    Ok(p)
+}
+
+pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow::Result<ExitCode> {
+    let modes = parse_modes(&args.modes, args.ape.params()?)?;
     let mut records = dataset::load(&args.dataset)?;
     records.truncate(args.limit.unwrap_or(usize::MAX));
     anyhow::ensure!(
@@ -121,12 +178,44 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         args.dataset.display()
     );
     let engine = engine_for(model, &records, args.max_tokens)?;
-    let llm = args.prefix.llm(&engine, eval_store())?;
+    let states = args.prefix.states(&engine, eval_store())?;
+    let system = args.prefix.system_prompt();
+    let stamp = Stamp::new(
+        &states,
+        &system,
+        args.prefix.newlines(),
+        &args.style,
+        args.max_tokens,
+    );
+    if !args.json {
+        print_settings(&engine, &modes, args.ape.params()?, &stamp, origins);
+    }
+    for p in load_provenance(&stamp.model) {
+        let overlap = p.overlap(&records);
+        if !overlap.is_empty() {
+            eprintln!(
+                "{} {} of these records were used by the calibration of this model (on {}) or share their source: its settings are not held out here",
+                bold("warning:"),
+                overlap.len(),
+                p.dataset
+            );
+        }
+    }
     let results = args
         .results
         .clone()
-        .unwrap_or_else(|| default_results(args, &llm));
-    let mut done = read_predictions(&results);
+        .unwrap_or_else(|| default_results(args, &stamp));
+    let (mut done, other) = read_predictions(&results, &stamp);
+    if other > 0 && !args.json {
+        eprintln!(
+            "{}",
+            dim(&format!(
+                "{} rows of {} were made with other settings (model, prompt, style or length): left out",
+                other,
+                results.display()
+            ))
+        );
+    }
     // Per record, the modes (and APE values) it has no row for yet.
     let todo: Vec<(&Record, Vec<Mode>)> = records
         .iter()
@@ -170,7 +259,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         if CANCEL.load(Ordering::Relaxed) {
             break;
         }
-        let preds = evaluate(&llm, r, &missing, args.max_tokens)?;
+        let preds = evaluate(&states, r, &missing, &stamp)?;
         for p in &preds {
             writeln!(out, "{}", serde_json::to_string(p)?)?;
         }
@@ -188,6 +277,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
             "{}",
             json!({
                 "results": results,
+                "settings": stamp,
                 "summary": summary,
                 "paired": paired,
                 "retention": retention,
@@ -207,21 +297,71 @@ pub fn run(model: &ModelArgs, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One table per metric: per-mode means, then paired differences and
-/// retention with their intervals.
+/// Before the run: every mode's settings, and where each came from (a
+/// value a mode names itself, like `ape-t`'s S = 1, comes from the mode).
+fn print_settings(
+    engine: &Engine,
+    modes: &[Mode],
+    base: ApeParams,
+    stamp: &Stamp,
+    origins: &Origins<'_>,
+) {
+    let info = engine.info();
+    println!(
+        "{} {} ({}) · identity {}",
+        bold("model"),
+        engine.path().display(),
+        info.architecture,
+        dim(&info.id.short())
+    );
+    println!(
+        "  prefix {} · system prompt ({}) {:?} · +{} newlines ({}) · style {:?} · max {} tokens",
+        dim(&stamp.prefix[..16]),
+        origins.of("system_prompt"),
+        crate::eval::run::shorten(&stamp.system_prompt, 48),
+        stamp.prefix_newlines,
+        origins.of("prefix_newlines"),
+        stamp.style,
+        stamp.max_tokens
+    );
+    let from = |same: bool, id: &str| {
+        if same {
+            origins.of(id)
+        } else {
+            "mode".to_string()
+        }
+    };
+    for m in modes {
+        match m {
+            Mode::Ape(p) => println!(
+                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) focus={} ({})",
+                m.name(),
+                p.temperature,
+                from(p.temperature == base.temperature, "temperature_ape"),
+                p.scale,
+                from(p.scale == base.scale, "scale_ape"),
+                p.reread,
+                from(p.reread == base.reread, "reread"),
+                p.focus,
+                from(p.focus == base.focus, "focus")
+            ),
+            _ => println!("  {}", m.name()),
+        }
+    }
+    println!();
+}
+
+/// One table per metric: per-mode means, the ablation against sequential
+/// prefill, then every pair's differences with their intervals.
 fn print_tables(summary: &[ModeSummary], paired: &[Paired], retention: &[Retention]) {
     println!(
-        "\n  {:<22} {:>6} {:>6} {:>9} {:>10} {:>10} {:>9} {:>12} {:>7}",
+        "\n  {:<34} {:>6} {:>6} {:>9} {:>10} {:>10} {:>9} {:>12} {:>7}",
         "mode", "EM", "F1", "contains", "NLL/tok", "log P", "TTFT ms", "TTFT median", "tok/s"
     );
     for s in summary {
-        let name = match s.ape {
-            Some(p) => format!("{} (T={}, S={})", s.mode, p.temperature, p.scale),
-            None => s.mode.clone(),
-        };
         println!(
-            "  {:<22} {:>6.3} {:>6.3} {:>9.3} {:>10.4} {:>10.3} {:>9.1} {:>12.1} {:>7.1}",
-            name,
+            "  {:<34} {:>6.3} {:>6.3} {:>9.3} {:>10.4} {:>10.3} {:>9.1} {:>12.1} {:>7.1}",
+            s.label,
             s.em,
             s.f1,
             s.contains,
@@ -235,19 +375,52 @@ fn print_tables(summary: &[ModeSummary], paired: &[Paired], retention: &[Retenti
     if paired.is_empty() {
         return;
     }
+    print_ablation(summary, paired, retention);
     let nll = paired.iter().map(|p| (p, &p.answer_nll, p.nll_verdict));
     print_paired("answer NLL per token, lower is better", nll);
     print_paired("F1", paired.iter().map(|p| (p, &p.f1, p.f1_verdict)));
-    if let Some(base) = retention.first().map(|r| &r.baseline) {
+}
+
+/// Each mode against the baseline (the first mode, sequential): the
+/// paper's ablation when the modes are pcw, parallel, ape-t and ape.
+fn print_ablation(summary: &[ModeSummary], paired: &[Paired], retention: &[Retention]) {
+    let Some(base) = summary.first() else { return };
+    let ci = |e: &Estimate, p: usize| format!("{:+.p$} [{:+.p$}, {:+.p$}]", e.value, e.lo, e.hi);
+    let ratio = |e: &Estimate| format!("{:.3} [{:.3}, {:.3}]", e.value, e.lo, e.hi);
+    println!(
+        "\n  against {} (paired 95% bootstrap CI, {RESAMPLES} resamples)",
+        base.label
+    );
+    println!(
+        "  {:<34} {:<28} {:<28} likelihood retention",
+        "step", "Δ NLL/token", "Δ F1"
+    );
+    for s in &summary[1..] {
+        let Some(p) = paired
+            .iter()
+            .find(|p| p.a_label == s.label && p.b_label == base.label)
+        else {
+            continue;
+        };
+        let r = retention.iter().find(|r| r.label == s.label);
+        let step = match (s.mode.as_str(), s.ape) {
+            ("pcw", _) => "PCW".to_string(),
+            ("parallel", _) => "+ shared prefix (parallel)".to_string(),
+            ("ape", Some(a)) if a.scale == 1.0 && a.reread == 0 && a.focus == 0 => {
+                format!("+ temperature (T={})", a.temperature)
+            }
+            ("ape", Some(a)) if a.reread == 0 && a.focus == 0 => {
+                format!("+ scaling (T={}, S={})", a.temperature, a.scale)
+            }
+            _ => s.label.clone(),
+        };
         println!(
-            "\n  {:<24} {:<24} answer likelihood (95% CI)",
-            format!("retention vs {base}"),
-            "F1"
+            "  {:<34} {:<28} {:<28} {}",
+            step,
+            ci(&p.answer_nll, 3),
+            ci(&p.f1, 3),
+            r.map_or("-".into(), |r| ratio(&r.likelihood))
         );
-        for r in retention {
-            let ci = |e: &Estimate| format!("{:.3} [{:.3}, {:.3}]", e.value, e.lo, e.hi);
-            println!("  {:<24} {:<24} {}", r.mode, ci(&r.f1), ci(&r.likelihood));
-        }
     }
 }
 
@@ -281,9 +454,11 @@ pub(super) fn eval_store() -> KvStore {
     KvStore::new(crate::paths::cache_dir().join("kv-eval"))
 }
 
-/// Predictions already made (a torn last line from a killed run is skipped).
-fn read_predictions(path: &std::path::Path) -> Vec<Prediction> {
-    std::fs::File::open(path)
+/// Predictions already made with `stamp`, and how many rows of the file
+/// were made with other settings (a torn last line from a killed run, or a
+/// row from an older format, is skipped).
+fn read_predictions(path: &std::path::Path, stamp: &Stamp) -> (Vec<Prediction>, usize) {
+    let rows: Vec<Prediction> = std::fs::File::open(path)
         .map(|f| {
             std::io::BufReader::new(f)
                 .lines()
@@ -291,10 +466,17 @@ fn read_predictions(path: &std::path::Path) -> Vec<Prediction> {
                 .filter_map(|l| serde_json::from_str(&l).ok())
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let total = rows.len();
+    let mine: Vec<Prediction> = rows.into_iter().filter(|p| p.settings == *stamp).collect();
+    let other = total - mine.len();
+    (mine, other)
 }
 
-fn default_results(args: &EvalArgs, llm: &crate::index::Llm<'_>) -> PathBuf {
+/// The results file for this dataset and stamp. Rows carry their mode and
+/// stamp, so runs with other modes or APE values share the file and reuse
+/// what they have in common.
+fn default_results(args: &EvalArgs, stamp: &Stamp) -> PathBuf {
     let mut h = blake3::Hasher::new();
     h.update(
         args.dataset
@@ -303,13 +485,8 @@ fn default_results(args: &EvalArgs, llm: &crate::index::Llm<'_>) -> PathBuf {
             .to_string_lossy()
             .as_bytes(),
     );
-    h.update(llm.engine.info().id.to_string().as_bytes());
-    for t in &llm.layout.prefix {
-        h.update(&t.to_le_bytes());
-    }
-    // Not the modes: rows carry their mode (and T, S), so runs with other
-    // modes or APE values share the file and reuse what they have in common.
-    h.update(format!("v2|{}", args.max_tokens).as_bytes());
+    h.update(serde_json::to_string(stamp).unwrap_or_default().as_bytes());
+    h.update(b"v3");
     crate::paths::cache_dir()
         .join("eval")
         .join(format!("{}.jsonl", &h.finalize().to_hex()[..16]))

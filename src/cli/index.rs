@@ -14,9 +14,10 @@ use crate::config::FileConfig;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{Engine, PromptLayout};
 use crate::index::dense::{EmbedOptions, Embedder};
-use crate::index::{FolderIndex, IndexError, IndexProgress, Llm, UpdateReport};
+use crate::index::{FolderIndex, IndexError, IndexProgress, UpdateReport};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
+use crate::states::States;
 
 /// Flags shared by every command that reads a folder.
 #[derive(Debug, Clone, Args)]
@@ -94,14 +95,17 @@ impl PrefixArgs {
         self.prefix_newlines = self.prefix_newlines.or(c.prefix_newlines);
     }
 
+    /// The system prompt in effect.
+    pub fn system_prompt(&self) -> String {
+        self.system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string())
+    }
+
     /// The prompt layout, and the prefix state encoded once, for `store`.
-    pub fn llm<'e>(&self, engine: &'e Engine, store: KvStore) -> anyhow::Result<Llm<'e>> {
-        let system = self
-            .system_prompt
-            .as_deref()
-            .unwrap_or(DEFAULT_SYSTEM_PROMPT);
-        let layout = PromptLayout::new(engine, system)?.pad(engine, self.newlines());
-        Ok(Llm::new(engine, layout, store)?)
+    pub fn states<'e>(&self, engine: &'e Engine, store: KvStore) -> anyhow::Result<States<'e>> {
+        let layout = PromptLayout::new(engine, &self.system_prompt())?.pad(engine, self.newlines());
+        Ok(States::new(engine, layout, store)?)
     }
 
     /// Newline tokens after the template's prefix.
@@ -128,7 +132,7 @@ pub struct IndexArgs {
 
 /// Everything answering needs, with the index up to date.
 pub struct Prepared<'e> {
-    pub llm: Llm<'e>,
+    pub states: States<'e>,
     pub index: FolderIndex,
     pub embedder: Embedder,
     pub report: UpdateReport,
@@ -147,33 +151,33 @@ pub fn prepare<'e>(
         args.chunk_tokens() >= 16,
         "--chunk-tokens must be at least 16"
     );
-    let llm = args.prefix.llm(engine, KvStore::default_location())?;
+    let states = args.prefix.states(engine, KvStore::default_location())?;
     let mut o = EmbedOptions::default();
     if let Some(d) = &args.embed_model {
         o.model_dir = d.clone();
     }
     o.ort_lib = args.ort_lib.clone();
     let mut embedder = Embedder::load(&o)?;
-    let mut index = FolderIndex::open(dir, &llm, args.chunk_tokens())
+    let mut index = FolderIndex::open(dir, &states, args.chunk_tokens())
         .map_err(|e| anyhow::anyhow!("cannot index {}: {e}", dir.display()))?;
     index.set_encode_states(encode_states);
     index.set_filters(Filters {
         include: args.include.clone(),
         exclude: args.exclude.clone(),
     });
-    let report = match update(&mut index, &llm, &mut embedder, args, quiet) {
+    let report = match update(&mut index, &states, &mut embedder, args, quiet) {
         Ok(r) => r,
         Err(IndexError::Busy) => {
             if !quiet {
                 eprintln!("{}", dim("another ape-chat process is updating this folder: using the index as it is"));
             }
-            index = FolderIndex::open(dir, &llm, args.chunk_tokens())?;
+            index = FolderIndex::open(dir, &states, args.chunk_tokens())?;
             UpdateReport::default()
         }
         Err(e) => return Err(e.into()),
     };
     Ok(Prepared {
-        llm,
+        states,
         index,
         embedder,
         report,
@@ -184,7 +188,7 @@ pub fn prepare<'e>(
 /// cache budget check.
 pub fn update(
     index: &mut FolderIndex,
-    llm: &Llm<'_>,
+    states: &States<'_>,
     embedder: &mut Embedder,
     args: &FolderArgs,
     quiet: bool,
@@ -204,7 +208,7 @@ pub fn update(
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut last_decile = None;
-    let mut report = index.update(llm, embedder, &CANCEL, &mut |p| match p {
+    let mut report = index.update(states, embedder, &CANCEL, &mut |p| match p {
         IndexProgress::Skipped(s) if !quiet => {
             bar.suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason))))
         }
@@ -221,7 +225,8 @@ pub fn update(
     })?;
     bar.finish_and_clear();
     report.gc = Some(
-        llm.store
+        states
+            .store
             .gc(&crate::index::referenced_states(), args.budget_bytes()),
     );
     Ok(report)

@@ -138,10 +138,11 @@ impl ModelArgs {
     }
 }
 
-/// `--temperature-ape`/`--scale-ape`, shared by commands that use APE.
+/// APE's settings, shared by commands that use APE.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct ApeArgs {
-    /// APE attention temperature T for chunk tokens [default: 0.9].
+    /// APE attention temperature T for chunk tokens [default: 0.9, or what
+    /// is calibrated for the model].
     #[arg(
         long = "temperature-ape",
         env = "APE_CHAT_TEMPERATURE_APE",
@@ -151,6 +152,13 @@ pub struct ApeArgs {
     /// APE scaling factor S of the chunks' attention mass [default: 0.9].
     #[arg(long = "scale-ape", env = "APE_CHAT_SCALE_APE", value_name = "S")]
     scale_ape: Option<f32>,
+    /// Re-read the N best chunks sequentially before the question (costs
+    /// their prefill) [default: 0, or what is shipped for the model].
+    #[arg(long, env = "APE_CHAT_REREAD", value_name = "N")]
+    reread: Option<u32>,
+    /// Each attention row keeps only its N strongest chunks [default: 0 = all].
+    #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
+    focus: Option<u32>,
 }
 
 impl ApeArgs {
@@ -158,28 +166,90 @@ impl ApeArgs {
     fn apply(&mut self, c: &FileConfig) {
         self.temperature_ape = self.temperature_ape.or(c.temperature_ape);
         self.scale_ape = self.scale_ape.or(c.scale_ape);
+        self.reread = self.reread.or(c.reread);
+        self.focus = self.focus.or(c.focus);
+    }
+
+    /// Whether a re-read count was given (flag, env or config).
+    fn reread_set(&self) -> bool {
+        self.reread.is_some()
     }
 
     fn params(&self) -> anyhow::Result<ApeParams> {
+        let d = ApeParams::DEFAULT;
         let p = ApeParams {
-            temperature: self
-                .temperature_ape
-                .unwrap_or(ApeParams::DEFAULT.temperature),
-            scale: self.scale_ape.unwrap_or(ApeParams::DEFAULT.scale),
+            temperature: self.temperature_ape.unwrap_or(d.temperature),
+            scale: self.scale_ape.unwrap_or(d.scale),
+            reread: self.reread.unwrap_or(d.reread),
+            focus: self.focus.unwrap_or(d.focus),
         };
         p.validate().map_err(anyhow::Error::msg)?;
         Ok(p)
     }
 }
 
+/// Where each setting of a command came from, for runs that must say so
+/// (`eval`): a flag, the environment, the config file (the model's own
+/// table or the top level), the settings shipped for the model, or the
+/// built-in default.
+pub struct Origins<'a> {
+    matches: Option<&'a clap::ArgMatches>,
+    config: &'a FileConfig,
+    model: Option<String>,
+}
+
+impl Origins<'_> {
+    /// The origin of the setting whose flag id (field name) is `id`.
+    pub fn of(&self, id: &str) -> String {
+        use clap::parser::ValueSource;
+        match self.matches.and_then(|m| m.value_source(id)) {
+            Some(ValueSource::CommandLine) => return "flag".into(),
+            Some(ValueSource::EnvVariable) => return "environment".into(),
+            _ => {}
+        }
+        let set = |m: &crate::config::ModelConfig| match id {
+            "temperature_ape" => m.temperature_ape.is_some(),
+            "scale_ape" => m.scale_ape.is_some(),
+            "prefix_newlines" => m.prefix_newlines.is_some(),
+            "reread" => m.reread.is_some(),
+            "focus" => m.focus.is_some(),
+            _ => false,
+        };
+        let c = self.config;
+        let own = self.model.as_deref().and_then(|id| c.models.get(id));
+        let top = crate::config::ModelConfig {
+            temperature_ape: c.temperature_ape,
+            scale_ape: c.scale_ape,
+            prefix_newlines: c.prefix_newlines,
+            reread: c.reread,
+            focus: c.focus,
+        };
+        if own.is_some_and(set) {
+            "config, this model's table".into()
+        } else if set(&top) || (id == "system_prompt" && c.system_prompt.is_some()) {
+            "config".into()
+        } else if self
+            .model
+            .as_deref()
+            .and_then(crate::config::shipped)
+            .is_some_and(|m| set(&m))
+        {
+            "shipped for this model".into()
+        } else {
+            "default".into()
+        }
+    }
+}
+
 impl Cli {
-    /// Fills every setting that flags and env left unset from the config file.
-    fn apply(&mut self, c: &FileConfig) {
+    /// Fills every setting that flags and env left unset from the config
+    /// file; returns the model's identity.
+    fn apply(&mut self, c: &FileConfig) -> Option<String> {
         self.model.apply(c);
-        // Calibrated settings for this very model beat the general ones.
-        let id = (!c.models.is_empty())
-            .then(|| crate::engine::ModelId::of_file(&self.model.path()).ok())
-            .flatten()
+        // Settings for this very model (calibrated or shipped) beat the
+        // general ones.
+        let id = crate::engine::ModelId::of_file(&self.model.path())
+            .ok()
             .map(|id| id.to_string());
         let c = &c.for_model(id.as_deref());
         self.answer.apply(c);
@@ -198,6 +268,7 @@ impl Cli {
             }
             _ => {}
         }
+        id
     }
 }
 
@@ -220,9 +291,11 @@ pub(crate) static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// Parses arguments and runs the command; the binary's only entry point.
 pub fn run() -> anyhow::Result<ExitCode> {
-    let mut cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let config = crate::config::load()?;
-    cli.apply(&config);
+    let model_id = cli.apply(&config);
     let _ = ctrlc::set_handler(|| {
         if CANCEL.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
@@ -234,7 +307,14 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Cache(cmd)) => cache::run(&cmd),
         Some(Command::Watch(args)) => watch::run(&cli.model, &args),
         Some(Command::Completions { shell }) => generate::completions(shell),
-        Some(Command::Eval(args)) => eval::run(&cli.model, &args),
+        Some(Command::Eval(args)) => {
+            let origins = Origins {
+                matches: matches.subcommand_matches("eval"),
+                config: &config,
+                model: model_id,
+            };
+            eval::run(&cli.model, &args, &origins)
+        }
         Some(Command::ConvertSquad(args)) => eval::convert(&args),
         Some(Command::Calibrate(args)) => calibrate::run(&cli.model, &args),
         Some(Command::Man) => generate::man(),
@@ -252,7 +332,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
             {
                 Some(dir) => chat::run(&cli.model, &cli.answer, &cli.folder, &dir),
                 None => {
-                    use clap::CommandFactory;
                     Cli::command().print_help()?;
                     eprintln!("\n\nerror: give a folder (ape-chat DIR) or set `folders` in the config file");
                     Ok(ExitCode::from(2))

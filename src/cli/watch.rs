@@ -56,7 +56,7 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
                 }
                 match update(
                     &mut p.index,
-                    &p.llm,
+                    &p.states,
                     &mut p.embedder,
                     &args.folder,
                     args.json,

@@ -9,9 +9,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// APE's two hyperparameters: temperature `T` on the chunk logits and the
-/// scaling factor `S` on the chunk block's attention mass (applied, as in the
-/// paper's code, as the multiplier `S·T` on the block's log-sum-exp).
+/// APE's settings: its two hyperparameters, temperature `T` on the chunk
+/// logits and the scaling factor `S` on the chunk block's attention mass
+/// (applied, as in the paper's code, as the multiplier `S·T` on the block's
+/// log-sum-exp), and two refinements for small models, both off by default.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApeParams {
     /// Attention temperature `T` for chunk keys (`< 1` sharpens).
@@ -20,6 +21,20 @@ pub struct ApeParams {
     /// Scaling factor `S` of the chunk block's total attention (`< 1` damps).
     #[serde(serialize_with = "shortest")]
     pub scale: f32,
+    /// Re-read the `reread` best-ranked chunks sequentially after the
+    /// parallel block, right before the question (they see the prefix and
+    /// the other chunks through APE attention): costs their prefill.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reread: u32,
+    /// Each query row (token, head, layer) attends only to the `focus`
+    /// chunks it gives the most attention mass, the rest drop out of its
+    /// softmax (0: all chunks). Free; ties keep every tied chunk.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub focus: u32,
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 /// An f32 setting as the f64 of its shortest decimal, so reports and config
@@ -34,19 +49,24 @@ fn shortest<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {
 
 impl ApeParams {
     /// `T = S = 1`: ordinary attention, i.e. plain parallel encoding.
-    pub const IDENTITY: Self = Self {
-        temperature: 1.0,
-        scale: 1.0,
-    };
+    pub const IDENTITY: Self = Self::new(1.0, 1.0);
     /// The paper's reference defaults.
-    pub const DEFAULT: Self = Self {
-        temperature: 0.9,
-        scale: 0.9,
-    };
+    pub const DEFAULT: Self = Self::new(0.9, 0.9);
 
-    /// True when the edit would change nothing, so the callback can skip it.
+    /// `T` and `S`, no refinements.
+    pub const fn new(temperature: f32, scale: f32) -> Self {
+        Self {
+            temperature,
+            scale,
+            reread: 0,
+            focus: 0,
+        }
+    }
+
+    /// True when the attention edit would change nothing, so the callback
+    /// can skip it (re-reading is not an attention edit).
     pub fn is_identity(&self) -> bool {
-        self.temperature == 1.0 && self.scale == 1.0
+        self.temperature == 1.0 && self.scale == 1.0 && self.focus == 0
     }
 
     /// Rejects values that would make the softmax meaningless.
@@ -102,6 +122,30 @@ pub fn chunk_lses(block: &[f32], bounds: &[usize], a: f32, lses: &mut Vec<f32>) 
         return m;
     }
     m + lses.iter().map(|l| (l - m).exp()).sum::<f32>().ln()
+}
+
+/// Focus: keeps the `keep` chunks with the largest log-sum-exps (ties kept
+/// too), marks the others in `dropped`, and returns the log-sum-exp of the
+/// kept ones: the block APE then rescales. With `keep` at least the number
+/// of chunks nothing drops and `total` comes back unchanged.
+pub fn focus(lses: &[f32], keep: usize, total: f32, dropped: &mut Vec<bool>) -> f32 {
+    dropped.clear();
+    dropped.resize(lses.len(), false);
+    if keep == 0 || keep >= lses.len() {
+        return total;
+    }
+    let mut sorted: Vec<f32> = lses.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let threshold = sorted[keep - 1];
+    let m = sorted[0];
+    let mut sum = 0.0f32;
+    for (d, &l) in dropped.iter_mut().zip(lses) {
+        *d = l < threshold;
+        if !*d {
+            sum += (l - m).exp();
+        }
+    }
+    m + sum.ln()
 }
 
 /// The APE rewrite given the block's `LSE_T` (from [`chunk_lses`] with
@@ -238,21 +282,90 @@ mod tests {
     }
 
     #[test]
-    fn identity_leaves_the_row_unchanged() {
+    fn only_the_identity_leaves_the_row_unchanged() {
         let row = pseudo_random_row(37, 1);
+        let kq_scale = 0.125;
         let mut edited = row.clone();
-        edit_chunk_block(&mut edited, 0.125, ApeParams::IDENTITY);
-        for (a, b) in row.iter().zip(&edited) {
-            assert!((a - b).abs() <= 1e-6 * a.abs().max(1.0), "{a} vs {b}");
+        let lse = edit_chunk_block(&mut edited, kq_scale, ApeParams::IDENTITY);
+        assert_eq!(edited, row, "T = S = 1 must be a bitwise no-op");
+        // With T = 1 only S moves the block, by (S·T − 1)·LSE in logits,
+        // i.e. (S − 1)·LSE / kq_scale in raw kq units: a rewrite that
+        // ignored its parameters, or one applied twice, would show here.
+        let half = ApeParams::new(1.0, 0.5);
+        let mut shifted = row.clone();
+        assert_eq!(edit_chunk_block(&mut shifted, kq_scale, half), lse);
+        for (a, b) in row.iter().zip(&shifted) {
+            let want = (-0.5 * lse / kq_scale) as f64;
+            assert!(((b - a) as f64 - want).abs() < 1e-4, "{a} -> {b}");
+        }
+    }
+
+    #[test]
+    fn focus_equals_ape_with_the_dropped_chunks_masked() {
+        let (kq_scale, n) = (0.125, 200);
+        let raw = pseudo_random_row(n, 11);
+        let bounds = [0, 30, 70, 71, 130, 180];
+        let cols = 10..190;
+        let p = ApeParams::new(0.7, 0.8);
+        let a = kq_scale / p.temperature;
+        let (mut lses, mut dropped) = (Vec::new(), Vec::new());
+        let block = &raw[cols.clone()];
+        let total = chunk_lses(block, &bounds, a, &mut lses);
+        // Neutral: keeping every chunk changes nothing.
+        assert_eq!(focus(&lses, 5, total, &mut dropped), total);
+        assert_eq!(focus(&lses, 0, total, &mut dropped), total);
+        assert!(dropped.iter().all(|d| !d));
+        let kept = focus(&lses, 2, total, &mut dropped);
+        assert_eq!(dropped.iter().filter(|d| !**d).count(), 2);
+        let lowest_kept = (0..5)
+            .filter(|&i| !dropped[i])
+            .map(|i| lses[i])
+            .fold(f32::INFINITY, f32::min);
+        assert!((0..5)
+            .filter(|&i| dropped[i])
+            .all(|i| lses[i] < lowest_kept));
+        let mut edited = raw.clone();
+        for (i, w) in bounds.windows(2).enumerate() {
+            if dropped[i] {
+                edited[cols.start + w[0]..cols.start + w[1]].fill(f32::NEG_INFINITY);
+            }
+        }
+        apply_ape(&mut edited[cols.clone()], kept, kq_scale, p);
+        let got = softmax(
+            &edited
+                .iter()
+                .map(|&x| x as f64 * kq_scale as f64)
+                .collect::<Vec<_>>(),
+        );
+        let mask: Vec<f32> = (0..n)
+            .map(|j| {
+                let c = j.wrapping_sub(cols.start);
+                let hidden = cols.contains(&j)
+                    && bounds
+                        .windows(2)
+                        .zip(&dropped)
+                        .any(|(w, &d)| d && (w[0]..w[1]).contains(&c));
+                if hidden {
+                    f32::NEG_INFINITY
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let want = reference_distribution(&raw, &mask, kq_scale, cols, p);
+        for j in 0..n {
+            assert!(
+                (got[j] - want[j]).abs() < 1e-6,
+                "column {j}: {} vs {}",
+                got[j],
+                want[j]
+            );
         }
     }
 
     #[test]
     fn edited_row_softmax_matches_the_f64_reference() {
-        let p = ApeParams {
-            temperature: 0.6,
-            scale: 0.7,
-        };
+        let p = ApeParams::new(0.6, 0.7);
         let kq_scale = 0.125;
         let n = 301;
         let chunks = 11..260;
@@ -282,10 +395,7 @@ mod tests {
     #[test]
     fn two_pass_form_agrees_with_one_pass_form() {
         // Paper: w = softmax([S·T·LSE_c, LSE_o]) over the two blocks.
-        let p = ApeParams {
-            temperature: 0.8,
-            scale: 0.5,
-        };
+        let p = ApeParams::new(0.8, 0.5);
         let raw = pseudo_random_row(64, 3);
         let mask = vec![0.0f32; 64];
         let chunks = 4..40;
@@ -332,18 +442,8 @@ mod tests {
 
     #[test]
     fn validate_rejects_nonsense() {
-        assert!(ApeParams {
-            temperature: 0.0,
-            scale: 1.0
-        }
-        .validate()
-        .is_err());
-        assert!(ApeParams {
-            temperature: f32::NAN,
-            scale: 1.0
-        }
-        .validate()
-        .is_err());
+        assert!(ApeParams::new(0.0, 1.0).validate().is_err());
+        assert!(ApeParams::new(f32::NAN, 1.0).validate().is_err());
         assert!(ApeParams::DEFAULT.validate().is_ok());
     }
 }

@@ -29,6 +29,12 @@ pub struct ExactnessReport {
     pub parallel_vs_sequential: f32,
     /// max |Δlogit| APE(T=S=1, edit applied) vs parallel.
     pub ape_identity_vs_parallel: f32,
+    /// max |Δlogit| PCW (state encoded alone, saved, restored) vs the same
+    /// computed live with the chunk in a sequence of its own.
+    pub pcw_vs_live: f32,
+    /// max |Δlogit| PCW vs parallel: how much the shared prefix changes
+    /// (must not be zero, or PCW is not what it claims).
+    pub pcw_vs_parallel: f32,
 }
 
 /// Result of the APE-math check.
@@ -94,10 +100,42 @@ pub fn exactness(
         steps,
         Some(&tokens),
     )?;
+    // PCW against the same computed live. The live chunk's keys sit after
+    // the (masked) prefix in every attention row, so the prefix is padded to
+    // a multiple of 64 cells, where SIMD sums line up and match bit for bit.
+    let padded = layout
+        .clone()
+        .pad(engine, (64 - layout.prefix.len() % 64) % 64);
+    let prefix = s.encode_prefix(&padded.prefix)?;
+    let tokens_64 = padded.chunk(engine, chunk_text);
+    let shared = s.encode_chunk(&prefix, &tokens_64)?;
+    let alone = s.encode_chunk(&prefix.alone(), &tokens_64)?;
+    let (pcw_logits, _) = run(
+        &mut s,
+        Mode::Pcw,
+        &prefix,
+        &[&alone],
+        &q,
+        steps,
+        Some(&tokens),
+    )?;
+    let (par_64, _) = run(
+        &mut s,
+        Mode::Parallel,
+        &prefix,
+        &[&shared],
+        &q,
+        steps,
+        Some(&tokens),
+    )?;
+    s.load_alone_reference(&prefix, &tokens_64)?;
+    let live = continue_with(&mut s, &q, steps, &tokens)?;
     Ok(ExactnessReport {
         steps,
         parallel_vs_sequential: max_diff(&seq_logits, &par_logits),
         ape_identity_vs_parallel: max_diff(&par_logits, &ape_logits),
+        pcw_vs_live: max_diff(&pcw_logits, &live),
+        pcw_vs_parallel: max_diff(&pcw_logits, &par_64),
     })
 }
 
@@ -134,6 +172,23 @@ fn run(
         s.eval(&[tok])?;
     }
     Ok((all, tokens))
+}
+
+/// Evaluates the question and `tokens` after what the session holds; the
+/// logits before each token.
+fn continue_with(
+    s: &mut Session<'_>,
+    question: &[TokenId],
+    steps: usize,
+    tokens: &[TokenId],
+) -> Result<Logits, EngineError> {
+    s.eval(question)?;
+    let mut all = Vec::new();
+    for &tok in &tokens[..steps] {
+        all.push(s.logits()?.to_vec());
+        s.eval(&[tok])?;
+    }
+    Ok(all)
 }
 
 fn max_diff(a: &Logits, b: &Logits) -> f32 {

@@ -1,4 +1,4 @@
-//! Answering in one of the three modes: prefill, then decode token by token,
+//! Answering in one of the four modes: prefill, then decode token by token,
 //! streaming text through one persistent UTF-8 decoder.
 
 use std::fmt;
@@ -11,14 +11,19 @@ use super::ape::ApeParams;
 use super::state::{ChunkState, PrefixState};
 use super::{EngineError, Session, TokenId};
 
-/// How the retrieved chunks reach the model.
+/// How the retrieved chunks reach the model; the paper's ablation in order.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
     /// Prefix, chunks and question prefilled as one sequence (the baseline).
     Sequential,
-    /// Cached chunk states side by side, ordinary attention (PCW).
+    /// Parallel context windows: chunk states encoded each on its own with
+    /// nothing before them, side by side at the same positions, ordinary
+    /// attention (the paper's PCW baseline).
+    Pcw,
+    /// Chunk states encoded after the shared prefix, side by side, ordinary
+    /// attention (PCW + APE's shared prefix).
     Parallel,
-    /// Cached chunk states side by side, APE attention.
+    /// Chunk states encoded after the shared prefix, APE attention.
     Ape(ApeParams),
 }
 
@@ -27,8 +32,19 @@ impl Mode {
     pub fn name(&self) -> &'static str {
         match self {
             Mode::Sequential => "sequential",
+            Mode::Pcw => "pcw",
             Mode::Parallel => "parallel",
             Mode::Ape(_) => "ape",
+        }
+    }
+
+    /// Whether the mode reads chunk states, and which: encoded after the
+    /// prefix (`Some(false)`), alone (`Some(true)`), or none (sequential).
+    pub fn chunks_alone(&self) -> Option<bool> {
+        match self {
+            Mode::Sequential => None,
+            Mode::Pcw => Some(true),
+            Mode::Parallel | Mode::Ape(_) => Some(false),
         }
     }
 }
@@ -36,10 +52,30 @@ impl Mode {
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Mode::Ape(p) => write!(f, "ape (T={}, S={})", p.temperature, p.scale),
+            Mode::Ape(p) => {
+                write!(f, "ape (T={}, S={}", p.temperature, p.scale)?;
+                if p.reread > 0 {
+                    write!(f, ", re-read {}", p.reread)?;
+                }
+                if p.focus > 0 {
+                    write!(f, ", focus {}", p.focus)?;
+                }
+                f.write_str(")")
+            }
             m => f.write_str(m.name()),
         }
     }
+}
+
+/// What a question is answered over. `chunks` are in prompt order (the
+/// order sequential prefill reads them); `ranking` lists their indices best
+/// first (what re-reading picks from). PCW needs states encoded alone.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub prefix: &'a PrefixState,
+    pub chunks: &'a [&'a ChunkState],
+    pub ranking: &'a [usize],
+    pub question: &'a [TokenId],
 }
 
 /// Token selection.
@@ -101,14 +137,18 @@ pub enum StopReason {
 }
 
 /// Where the time to the first token went.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct PrefillTimings {
     /// Restoring prefix and chunk states (zero work for sequential beyond the prefix).
     #[serde(serialize_with = "ms")]
     pub load: Duration,
-    /// Decoding chunk tokens (sequential only) and the question.
+    /// Decoding chunk tokens (sequential, re-read) and the question.
     #[serde(serialize_with = "ms")]
     pub prefill: Duration,
+    /// Indices of the chunks whose attention shares are measured, in the
+    /// order of [`Generated::attention_shares`] (all but re-read ones).
+    #[serde(skip)]
+    pub measured: Vec<usize>,
 }
 
 /// An answer and how it was produced.
@@ -147,44 +187,55 @@ fn ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 pub fn prefill(
     session: &mut Session<'_>,
     mode: Mode,
-    prefix: &PrefixState,
-    chunks: &[&ChunkState],
-    question: &[TokenId],
+    ctx: &Context<'_>,
 ) -> Result<PrefillTimings, EngineError> {
     let t0 = Instant::now();
+    let reread: &[usize] = match mode {
+        Mode::Ape(p) => &ctx.ranking[..(p.reread as usize).min(ctx.ranking.len())],
+        _ => &[],
+    };
+    let measured: Vec<usize> = (0..ctx.chunks.len())
+        .filter(|i| !reread.contains(i))
+        .collect();
     match mode {
-        Mode::Sequential => session.load_prefix(prefix)?,
-        Mode::Parallel | Mode::Ape(_) => session.load_parallel(prefix, chunks)?,
+        Mode::Sequential => session.load_prefix(ctx.prefix)?,
+        Mode::Pcw | Mode::Parallel | Mode::Ape(_) => {
+            let parallel: Vec<&ChunkState> = measured.iter().map(|&i| ctx.chunks[i]).collect();
+            session.load_parallel(ctx.prefix, &parallel)?;
+        }
     }
     let load = t0.elapsed();
     let t1 = Instant::now();
     if mode == Mode::Sequential {
-        session.load_sequential_chunks(chunks)?;
+        session.load_sequential_chunks(ctx.chunks)?;
     }
     session.set_ape(match mode {
         Mode::Ape(p) => Some(p),
         _ => None,
     })?;
-    session.eval(question)?;
+    // Re-read chunks, best last: nearest the question.
+    for &i in reread.iter().rev() {
+        session.feed(&ctx.chunks[i].tokens)?;
+    }
+    session.eval(ctx.question)?;
     Ok(PrefillTimings {
         load,
         prefill: t1.elapsed(),
+        measured,
     })
 }
 
-/// Answers `question` over `chunks` in `mode`, calling `on_text` with each
-/// piece of decoded text; `on_text` returning `false` cancels.
+/// Answers over `ctx` in `mode`, calling `on_text` with each piece of
+/// decoded text; `on_text` returning `false` cancels.
 pub fn generate(
     session: &mut Session<'_>,
     mode: Mode,
-    prefix: &PrefixState,
-    chunks: &[&ChunkState],
-    question: &[TokenId],
+    ctx: &Context<'_>,
     options: GenerateOptions,
     on_text: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Generated, EngineError> {
     let start = Instant::now();
-    let timings = prefill(session, mode, prefix, chunks, question)?;
+    let timings = prefill(session, mode, ctx)?;
     decode_answer(session, options, timings, start, on_text)
 }
 

@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use llama_cpp_sys_2 as sys;
 
-use super::ape::{apply_ape, chunk_lses, ApeParams};
+use super::ape::{apply_ape, chunk_lses, focus, ApeParams};
 use super::cuda;
 use super::state::ChunkState;
 
@@ -123,6 +123,7 @@ pub(crate) struct Hook {
     scratch: Vec<f32>,
     mask: Vec<f32>,
     lses: Vec<f32>,
+    dropped: Vec<bool>,
 }
 
 /// The chunk columns of a `kq` row and the factor that turns a raw `kq`
@@ -244,7 +245,8 @@ impl Hook {
             Ok(plan) => plan,
             Err(e) => return self.fail(format!("layer {layer}: {e}")),
         };
-        let on_device = plan.is_some() && self.device_kernel(t);
+        let focused = self.ape.as_ref().is_some_and(|p| p.params.focus > 0);
+        let on_device = plan.is_some() && !focused && self.device_kernel(t);
         if !on_device || self.probe.is_some() {
             if let Err(e) = self.load(t) {
                 return self.fail(format!("layer {layer}: {e}"));
@@ -346,17 +348,33 @@ impl Hook {
             attribution,
             scratch,
             lses,
+            dropped,
             ..
         } = self;
         let Some(layout) = layout.as_ref() else {
             return false;
         };
+        let keep = ape.as_ref().map_or(0, |p| p.params.focus as usize);
+        dropped.clear();
         for row in scratch.chunks_exact_mut(n_kv) {
             let block = &mut row[plan.cols.clone()];
-            let lse = chunk_lses(block, &layout.bounds, plan.a, lses);
+            let mut lse = chunk_lses(block, &layout.bounds, plan.a, lses);
+            if keep > 0 {
+                lse = focus(lses, keep, lse, dropped);
+                for (w, _) in layout
+                    .bounds
+                    .windows(2)
+                    .zip(dropped.iter())
+                    .filter(|(_, &d)| d)
+                {
+                    block[w[0]..w[1]].fill(f32::NEG_INFINITY);
+                }
+            }
             if let Some(at) = attribution.as_mut() {
-                for (total, l) in at.totals.iter_mut().zip(lses.iter()) {
-                    *total += f64::from((l - lse).exp());
+                for (i, (total, l)) in at.totals.iter_mut().zip(lses.iter()).enumerate() {
+                    if !dropped.get(i).copied().unwrap_or(false) {
+                        *total += f64::from((l - lse).exp());
+                    }
                 }
                 at.rows += 1;
             }

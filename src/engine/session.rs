@@ -30,6 +30,8 @@ use super::{cuda, seqstate};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
+/// Only for [`Session::load_alone_reference`].
+const SEQ_ASIDE: i32 = 1;
 
 /// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
 pub struct Session<'e> {
@@ -105,7 +107,7 @@ impl<'e> Session<'e> {
             .with_n_ctx(NonZeroU32::new(o.ctx_tokens))
             .with_n_batch(o.batch_tokens)
             .with_n_ubatch(o.batch_tokens)
-            .with_n_seq_max(1)
+            .with_n_seq_max(2)
             .with_kv_unified(true)
             .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
             .with_type_k(o.kv_type.into())
@@ -185,11 +187,14 @@ impl<'e> Session<'e> {
             id: PrefixId::new(model, kv, tokens),
             model,
             kv,
+            alone: false,
         })
     }
 
     /// Encodes one chunk alone after the prefix, at positions `P..P+L`, and
-    /// returns its state without the prefix cells.
+    /// returns its state without the prefix cells. After a
+    /// [`PrefixState::alone`] the chunk is encoded at the same positions
+    /// with nothing before it in view (the PCW baseline).
     pub fn encode_chunk(
         &mut self,
         prefix: &PrefixState,
@@ -198,7 +203,13 @@ impl<'e> Session<'e> {
         if tokens.is_empty() {
             return Err(EngineError::EmptyChunk);
         }
-        self.load_prefix(prefix)?;
+        if prefix.alone {
+            self.check_prefix(prefix)?;
+            self.clear();
+            self.next_pos = prefix.tokens.len() as i32;
+        } else {
+            self.load_prefix(prefix)?;
+        }
         self.decode(tokens, SEQ_MAIN, false)?;
         let p = prefix.tokens.len() as u32;
         self.ctx
@@ -220,6 +231,11 @@ impl<'e> Session<'e> {
     /// Clears the cache and restores the prefix into the main sequence.
     pub fn load_prefix(&mut self, prefix: &PrefixState) -> Result<(), EngineError> {
         self.check_prefix(prefix)?;
+        if prefix.alone {
+            return Err(EngineError::StateMismatch(
+                "the no-prefix stand-in holds no prefix to answer after".into(),
+            ));
+        }
         self.clear();
         self.restore(&prefix.bytes, SEQ_MAIN, "shared prefix")?;
         self.next_pos = prefix.tokens.len() as i32;
@@ -238,8 +254,10 @@ impl<'e> Session<'e> {
 
     /// Places cached chunk states side by side after the prefix: every chunk
     /// keeps its positions `P..P+Lᵢ`, and the next token goes to `P + max Lᵢ`.
-    /// Prefix and chunks are restored as one state ([`super::seqstate`]),
-    /// which on a GPU costs one restore instead of one per chunk.
+    /// Chunks may have been encoded after the prefix or alone (PCW); either
+    /// way they sit at the positions after it. Prefix and chunks are restored
+    /// as one state ([`super::seqstate`]), which on a GPU costs one restore
+    /// instead of one per chunk.
     pub fn load_parallel(
         &mut self,
         prefix: &PrefixState,
@@ -248,8 +266,13 @@ impl<'e> Session<'e> {
         let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
         self.ensure_room(prefix.tokens.len() + total)?;
         self.check_prefix(prefix)?;
+        if prefix.alone {
+            return Err(EngineError::StateMismatch(
+                "the no-prefix stand-in holds no prefix to answer after".into(),
+            ));
+        }
         for (i, c) in chunks.iter().enumerate() {
-            if c.prefix != prefix.id {
+            if c.prefix != prefix.id && c.prefix != prefix.id.alone() {
                 return Err(EngineError::StateMismatch(format!(
                     "chunk {i} was encoded after a different prefix, model or KV type"
                 )));
@@ -287,6 +310,36 @@ impl<'e> Session<'e> {
             self.decode(&c.tokens, SEQ_MAIN, false)?;
         }
         Ok(())
+    }
+
+    /// The PCW baseline computed live, as a reference for the state path:
+    /// the prefix decoded in the main sequence, the chunk decoded in a
+    /// sequence of its own (so it sees nothing before it) at the positions
+    /// after the prefix, then merged into the main sequence. No state is
+    /// saved, encoded alone or restored. The masked prefix cells shift the
+    /// chunk's keys within each attention row, so the sums match the state
+    /// path bit for bit only when `P` is a multiple of the SIMD width.
+    pub(crate) fn load_alone_reference(
+        &mut self,
+        prefix: &PrefixState,
+        chunk: &[TokenId],
+    ) -> Result<(), EngineError> {
+        self.clear();
+        self.decode(&prefix.tokens, SEQ_MAIN, false)?;
+        self.decode(chunk, SEQ_ASIDE, false)?;
+        self.ctx
+            .kv_cache_seq_cp(SEQ_ASIDE, SEQ_MAIN, None, None)
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        self.ctx
+            .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Decodes `tokens` after what the session holds, keeping the chunk
+    /// layout: re-read chunks attend to the parallel block through APE.
+    pub fn feed(&mut self, tokens: &[TokenId]) -> Result<(), EngineError> {
+        self.decode(tokens, SEQ_MAIN, false)
     }
 
     /// Turns APE attention on (or off with `None` / `T = S = 1`) for the

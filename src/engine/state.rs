@@ -86,6 +86,17 @@ impl PrefixId {
     }
 }
 
+impl PrefixId {
+    /// The identity of chunks encoded *without* this prefix in view but at
+    /// the positions that follow it (the PCW baseline's chunk states).
+    pub fn alone(self) -> Self {
+        let mut h = blake3::Hasher::new();
+        h.update(b"ape-chat chunk alone v1");
+        h.update(&self.0);
+        Self(*h.finalize().as_bytes())
+    }
+}
+
 /// The shared prefix's KV state (positions `0..P`), computed once.
 #[derive(Clone)]
 pub struct PrefixState {
@@ -94,6 +105,9 @@ pub struct PrefixState {
     pub(crate) id: PrefixId,
     pub(crate) model: ModelId,
     pub(crate) kv: KvType,
+    /// Stands for "no prefix in view, positions from `P` on": chunks encoded
+    /// after it see nothing before them ([`Self::alone`]).
+    pub(crate) alone: bool,
 }
 
 impl PrefixState {
@@ -104,6 +118,20 @@ impl PrefixState {
     /// Identity that chunk states made after this prefix carry.
     pub fn id(&self) -> PrefixId {
         self.id
+    }
+
+    /// This prefix's stand-in for encoding chunks without it (PCW): chunks
+    /// encoded after the result sit at the same positions as after the
+    /// prefix, but never saw it; they carry [`PrefixId::alone`].
+    pub fn alone(&self) -> PrefixState {
+        PrefixState {
+            tokens: self.tokens.clone(),
+            bytes: Vec::new(),
+            id: self.id.alone(),
+            model: self.model,
+            kv: self.kv,
+            alone: true,
+        }
     }
 }
 
@@ -166,6 +194,21 @@ impl ChunkState {
     /// Bytes of KV state held for this chunk.
     pub fn state_bytes(&self) -> usize {
         self.payload().len()
+    }
+
+    /// A chunk known only by its tokens, for sequential prefill, which
+    /// decodes them and needs no state (one given to a parallel load is
+    /// refused: its identity matches no prefix).
+    pub fn tokens_only(tokens: Vec<TokenId>) -> Self {
+        Self {
+            tokens,
+            bytes: Vec::new(),
+            at: 0,
+            prefix: PrefixId([0; 32]),
+            n_prefix: 0,
+            model: ModelId([0; 32]),
+            kv: KvType::F16,
+        }
     }
 
     /// llama.cpp's sequence state of the chunk.
@@ -328,6 +371,7 @@ mod tests {
             id: PrefixId::new(model, KvType::F16, tokens),
             model,
             kv: KvType::F16,
+            alone: false,
         }
     }
 

@@ -17,6 +17,10 @@ pub struct Record {
     pub question: String,
     pub contexts: Vec<String>,
     pub answers: Vec<String>,
+    /// Where the contexts come from (a SQuAD article): records of one
+    /// source share paragraphs, so data splits keep a source together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// Reads JSON Lines records; a bad line is an error naming its number.
@@ -54,13 +58,46 @@ pub fn save(path: &Path, records: &[Record]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Which SQuAD articles a dataset draws on. Every fourth article (the
+/// 4th, 8th, …) is kept for calibration and the rest for evaluation, so
+/// the two never share a paragraph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Articles {
+    All,
+    Evaluation,
+    Calibration,
+}
+
+impl Articles {
+    fn includes(self, article: usize) -> bool {
+        let calibration = article % 4 == 3;
+        match self {
+            Articles::All => true,
+            Articles::Evaluation => !calibration,
+            Articles::Calibration => calibration,
+        }
+    }
+}
+
 /// SQuAD → records: answerable questions (unless `unanswerable`), each with
-/// its paragraph and `contexts - 1` other paragraphs of the same article.
-pub fn from_squad(squad: &Squad, contexts: usize, unanswerable: bool, seed: u64) -> Vec<Record> {
+/// its paragraph and `contexts - 1` other paragraphs of the same article,
+/// from the chosen `articles`.
+pub fn from_squad(
+    squad: &Squad,
+    contexts: usize,
+    unanswerable: bool,
+    seed: u64,
+    articles: Articles,
+) -> Vec<Record> {
     let mut rng = super::stats::Rng::new(seed);
     let mut next = move |n: usize| rng.below(n);
     let mut out = Vec::new();
-    for article in &squad.data {
+    for (_, article) in squad
+        .data
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| articles.includes(*i))
+    {
         let paras = &article.paragraphs;
         for (pi, para) in paras.iter().enumerate() {
             for qa in para.qas.iter().filter(|q| unanswerable || !q.is_impossible) {
@@ -79,6 +116,7 @@ pub fn from_squad(squad: &Squad, contexts: usize, unanswerable: bool, seed: u64)
                     question: qa.question.clone(),
                     contexts: ctx,
                     answers,
+                    group: Some(article.title.clone()),
                 });
             }
         }
@@ -100,7 +138,7 @@ mod tests {
 
     #[test]
     fn converter_keeps_the_gold_paragraph_and_adds_distractors() {
-        let recs = from_squad(&squad(), 3, false, 7);
+        let recs = from_squad(&squad(), 3, false, 7, Articles::All);
         assert_eq!(
             recs.len(),
             1,
@@ -111,23 +149,46 @@ mod tests {
         assert!(r.contexts.contains(&"P0 about cats".to_string()));
         assert_eq!(r.answers, ["cats"]);
         assert_eq!(
-            from_squad(&squad(), 3, false, 7),
+            from_squad(&squad(), 3, false, 7, Articles::All),
             recs,
             "seeded: reproducible"
         );
-        assert_eq!(from_squad(&squad(), 3, true, 7).len(), 2);
+        assert_eq!(from_squad(&squad(), 3, true, 7, Articles::All).len(), 2);
         assert_eq!(
-            from_squad(&squad(), 9, false, 7)[0].contexts.len(),
+            from_squad(&squad(), 9, false, 7, Articles::All)[0]
+                .contexts
+                .len(),
             3,
             "limited by the article"
         );
     }
 
     #[test]
+    fn evaluation_and_calibration_articles_never_meet() {
+        let json = (0..8)
+            .map(|i| format!(r#"{{"title":"A{i}","paragraphs":[{{"context":"P{i}","qas":[{{"id":"q{i}","question":"?","answers":[{{"text":"x"}}]}}]}}]}}"#))
+            .collect::<Vec<_>>()
+            .join(",");
+        let squad: Squad = serde_json::from_str(&format!(r#"{{"data":[{json}]}}"#)).expect("squad");
+        let groups = |a| -> Vec<String> {
+            from_squad(&squad, 1, false, 1, a)
+                .into_iter()
+                .filter_map(|r| r.group)
+                .collect()
+        };
+        assert_eq!(groups(Articles::Calibration), ["A3", "A7"]);
+        assert_eq!(groups(Articles::Evaluation).len(), 6);
+        assert!(groups(Articles::Evaluation)
+            .iter()
+            .all(|g| g != "A3" && g != "A7"));
+        assert_eq!(groups(Articles::All).len(), 8);
+    }
+
+    #[test]
     fn records_round_trip_and_bad_lines_are_named() {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("d.jsonl");
-        let recs = from_squad(&squad(), 2, true, 1);
+        let recs = from_squad(&squad(), 2, true, 1, Articles::All);
         save(&p, &recs).expect("save");
         assert_eq!(load(&p).expect("load"), recs);
         std::fs::write(&p, "{\"id\": 1}\n").expect("write");

@@ -3,6 +3,7 @@
 
 pub mod calibrate;
 pub mod dataset;
+pub mod rank;
 pub mod run;
 pub mod score;
 pub mod squad;

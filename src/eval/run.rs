@@ -10,21 +10,66 @@ use serde::{Deserialize, Serialize};
 use super::dataset::Record;
 use super::score::score;
 use super::stats::{paired_difference, ratio_of_means, Estimate};
-use crate::engine::generate::{decode_answer, prefill, score_continuation};
+use crate::engine::generate::{decode_answer, prefill, score_continuation, Context};
 use crate::engine::{
     ApeParams, ChunkState, EngineError, GenerateOptions, Mode, Sampling, Session, TokenId,
 };
-use crate::index::{IndexError, Llm};
+use crate::states::States;
+
+/// Everything a row was made with besides its mode: the model, the prompt
+/// and the answer length. Rows with different stamps are never compared,
+/// summarised together or reused for one another.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// Identity of the model file (see `ModelId`).
+    pub model: String,
+    /// Identity of the prefix tokens: system prompt, chat template and
+    /// newline padding together.
+    pub prefix: String,
+    /// The system prompt and padding that made the prefix, for people.
+    pub system_prompt: String,
+    pub prefix_newlines: usize,
+    /// Instruction appended to every question ("" for none).
+    pub style: String,
+    pub max_tokens: usize,
+}
+
+impl Stamp {
+    /// The stamp of rows made with `states` and these settings.
+    pub fn new(
+        states: &States<'_>,
+        system_prompt: &str,
+        prefix_newlines: usize,
+        style: &str,
+        max_tokens: usize,
+    ) -> Self {
+        Self {
+            model: states.engine.info().id.to_string(),
+            prefix: states
+                .prefix
+                .id()
+                .0
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+            system_prompt: system_prompt.to_string(),
+            prefix_newlines,
+            style: style.to_string(),
+            max_tokens,
+        }
+    }
+}
 
 /// One record answered in one mode.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub id: String,
     pub mode: String,
-    /// APE's T and S (absent in the other modes): a resumed run only reuses
-    /// rows made with the same values.
+    /// APE's settings (absent in the other modes): a resumed run only
+    /// reuses rows made with the same values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ape: Option<ApeParams>,
+    pub settings: Stamp,
     pub answer: String,
     pub em: f64,
     pub f1: f64,
@@ -41,7 +86,7 @@ pub struct Prediction {
 }
 
 impl Prediction {
-    /// Whether this row was made in `mode` (with the same T and S for APE).
+    /// Whether this row was made in `mode` (with the same APE settings).
     pub fn is(&self, mode: Mode) -> bool {
         self.mode == mode.name() && self.ape == ape_params(mode)
     }
@@ -58,70 +103,112 @@ fn ape_params(mode: Mode) -> Option<ApeParams> {
 pub struct Prepared {
     pub id: String,
     pub answers: Vec<String>,
+    /// Chunk states encoded after the prefix, in the record's order.
     pub states: Vec<ChunkState>,
+    /// The same chunks encoded alone (PCW), when asked for.
+    pub alone: Vec<ChunkState>,
+    /// Chunk indices, best BM25 match for the question first.
+    pub ranking: Vec<usize>,
     pub question: Vec<TokenId>,
     /// The first gold answer's tokens (empty when unanswerable).
     pub gold: Vec<TokenId>,
 }
 
-/// Tokenizes `record` and loads (or encodes and caches) its chunk states.
+impl Prepared {
+    fn context<'a>(
+        &'a self,
+        states: &'a States<'_>,
+        mode: Mode,
+        chunks: &'a mut Vec<&'a ChunkState>,
+    ) -> Context<'a> {
+        let from = if mode.chunks_alone() == Some(true) {
+            &self.alone
+        } else {
+            &self.states
+        };
+        chunks.extend(from.iter());
+        Context {
+            prefix: &states.prefix,
+            chunks,
+            ranking: &self.ranking,
+            question: &self.question,
+        }
+    }
+}
+
+/// Tokenizes `record` (its question followed by `style`, if any) and loads
+/// (or encodes and caches) its chunk states; `alone` also the states the
+/// PCW mode reads.
 pub fn prepare(
-    llm: &Llm<'_>,
+    states: &States<'_>,
     session: &mut Session<'_>,
     record: &Record,
-) -> Result<Prepared, IndexError> {
-    let mut states = Vec::with_capacity(record.contexts.len());
+    style: &str,
+    alone: bool,
+) -> Result<Prepared, EngineError> {
+    let mut shared = Vec::with_capacity(record.contexts.len());
+    let mut by_itself = Vec::new();
     for text in &record.contexts {
-        let tokens = llm.layout.chunk(llm.engine, text);
-        let key = llm.store.key(&llm.prefix, &tokens);
-        states.push(llm.state(session, &key, || Ok(tokens))?.0);
+        let tokens = states.chunk_tokens(text);
+        if alone {
+            by_itself.push(states.chunk(session, tokens.clone(), true)?.0);
+        }
+        shared.push(states.chunk(session, tokens, false)?.0);
     }
+    let question = match style.trim() {
+        "" => record.question.trim().to_string(),
+        s => format!("{} {s}", record.question.trim()),
+    };
     Ok(Prepared {
         id: record.id.clone(),
         answers: record.answers.clone(),
-        states,
-        question: llm.layout.question(llm.engine, &record.question),
+        states: shared,
+        alone: by_itself,
+        ranking: super::rank::bm25(&record.question, &record.contexts),
+        question: states.question(&question),
         gold: record
             .answers
             .first()
-            .map(|a| llm.engine.tokenize(a.trim()))
+            .map(|a| states.engine.tokenize(a.trim()))
             .unwrap_or_default(),
     })
 }
 
 /// Answers `record` greedily in each of `modes`, and scores its gold answer.
-/// Chunk states come from (and go to) the `llm`'s store.
+/// Chunk states come from (and go to) the store of `states`.
 pub fn evaluate(
-    llm: &Llm<'_>,
+    states: &States<'_>,
     record: &Record,
     modes: &[Mode],
-    max_tokens: usize,
-) -> Result<Vec<Prediction>, IndexError> {
-    let mut s = llm.engine.session()?;
-    let p = prepare(llm, &mut s, record)?;
-    Ok(modes
+    stamp: &Stamp,
+) -> Result<Vec<Prediction>, EngineError> {
+    let mut s = states.engine.session()?;
+    let alone = modes.iter().any(|m| m.chunks_alone() == Some(true));
+    let p = prepare(states, &mut s, record, &stamp.style, alone)?;
+    modes
         .iter()
-        .map(|&mode| answer(llm, &mut s, &p, mode, max_tokens))
-        .collect::<Result<_, _>>()?)
+        .map(|&mode| answer(states, &mut s, &p, mode, stamp))
+        .collect()
 }
 
 /// One mode: prefill, generate greedily, then rewind to the question's end
 /// and teacher-force the gold answer from the question's saved logits
 /// (bit-identical to scoring after a fresh prefill, at no second prefill).
 pub fn answer(
-    llm: &Llm<'_>,
+    states: &States<'_>,
     s: &mut Session<'_>,
     p: &Prepared,
     mode: Mode,
-    max_tokens: usize,
+    stamp: &Stamp,
 ) -> Result<Prediction, EngineError> {
-    let chunks: Vec<&ChunkState> = p.states.iter().collect();
+    let mut chunks = Vec::new();
+    let ctx = p.context(states, mode, &mut chunks);
     let start = Instant::now();
-    let timings = prefill(s, mode, &llm.prefix, &chunks, &p.question)?;
+    let timings = prefill(s, mode, &ctx)?;
     let question_end = s.position();
     let first = s.logits()?.to_vec();
     let options = GenerateOptions {
-        max_tokens,
+        max_tokens: stamp.max_tokens,
         sampling: Sampling::Greedy,
         attribution: false,
     };
@@ -133,6 +220,7 @@ pub fn answer(
         id: p.id.clone(),
         mode: mode.name().to_string(),
         ape: ape_params(mode),
+        settings: stamp.clone(),
         answer: g.text.trim().to_string(),
         em,
         f1,
@@ -148,13 +236,14 @@ pub fn answer(
 /// The gold answer's mean NLL per token in `mode`, without generating:
 /// what calibration on labelled data minimises.
 pub fn gold_nll(
-    llm: &Llm<'_>,
+    states: &States<'_>,
     s: &mut Session<'_>,
     p: &Prepared,
     mode: Mode,
 ) -> Result<Option<f64>, EngineError> {
-    let chunks: Vec<&ChunkState> = p.states.iter().collect();
-    prefill(s, mode, &llm.prefix, &chunks, &p.question)?;
+    let mut chunks = Vec::new();
+    let ctx = p.context(states, mode, &mut chunks);
+    prefill(s, mode, &ctx)?;
     let first = s.logits()?.to_vec();
     Ok(gold_likelihood(s, &first, &p.gold)?.1)
 }
@@ -172,10 +261,20 @@ fn gold_likelihood(
     Ok((Some(logprob), Some(-logprob / gold.len() as f64)))
 }
 
+/// `s` cut to `n` characters, with an ellipsis when cut.
+pub fn shorten(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
 /// Per-mode averages.
 #[derive(Clone, Debug, Serialize)]
 pub struct ModeSummary {
     pub mode: String,
+    /// The mode with its settings, e.g. `ape (T=0.9, S=1)`.
+    pub label: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ape: Option<ApeParams>,
     pub records: usize,
@@ -201,6 +300,7 @@ pub fn summarize(predictions: &[Prediction], mode: Mode) -> ModeSummary {
     ttft.sort_by(f64::total_cmp);
     ModeSummary {
         mode: mode.name().to_string(),
+        label: mode.to_string(),
         ape: ape_params(mode),
         records: p.len(),
         em: of(|x| x.em),
@@ -220,6 +320,9 @@ pub fn summarize(predictions: &[Prediction], mode: Mode) -> ModeSummary {
 pub struct Paired {
     pub a: String,
     pub b: String,
+    /// The modes with their settings.
+    pub a_label: String,
+    pub b_label: String,
     pub records: usize,
     pub f1: Estimate,
     pub em: Estimate,
@@ -236,6 +339,7 @@ pub struct Paired {
 #[derive(Clone, Debug, Serialize)]
 pub struct Retention {
     pub mode: String,
+    pub label: String,
     pub baseline: String,
     pub records: usize,
     pub f1: Estimate,
@@ -265,6 +369,8 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
             pairs.push(Paired {
                 a: a.name().into(),
                 b: b.name().into(),
+                a_label: a.to_string(),
+                b_label: b.to_string(),
                 records: both.len(),
                 f1,
                 em: paired_difference(&col(|p| p.em, 0), &col(|p| p.em, 1)),
@@ -276,6 +382,7 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
                 let lik = |v: &[f64]| v.iter().map(|x| (-x).exp()).collect::<Vec<_>>();
                 retention.push(Retention {
                     mode: a.name().into(),
+                    label: a.to_string(),
                     baseline: b.name().into(),
                     records: both.len(),
                     f1: ratio_of_means(&col(|p| p.f1, 0), &col(|p| p.f1, 1)),
@@ -325,6 +432,14 @@ mod tests {
             id: id.into(),
             mode: mode.name().into(),
             ape: ape_params(mode),
+            settings: Stamp {
+                model: "m".into(),
+                prefix: "p".into(),
+                system_prompt: String::new(),
+                prefix_newlines: 0,
+                style: String::new(),
+                max_tokens: 8,
+            },
             answer: String::new(),
             em: f1.round(),
             f1,

@@ -18,12 +18,11 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::TokenId;
-use crate::engine::{ChunkState, Engine, EngineError, PrefixState, PromptLayout, Session};
+use crate::engine::{EngineError, Session};
 use crate::ingest::{
     chunk_document, extract::extract, walk, Chunk, Document, FileEntry, Filters, Skipped,
 };
-use crate::kvstore::{KvStore, Lookup};
+use crate::states::States;
 use bm25::Bm25;
 use dense::{Embedder, VectorStore};
 pub use hybrid::Hit;
@@ -55,68 +54,6 @@ impl IndexError {
             source,
         }
     }
-}
-
-/// The LLM side of indexing: chunks are sized in its tokens and their states
-/// are encoded after its prefix.
-pub struct Llm<'e> {
-    pub engine: &'e Engine,
-    pub layout: PromptLayout,
-    pub prefix: PrefixState,
-    pub store: KvStore,
-}
-
-impl<'e> Llm<'e> {
-    /// Computes the prefix state of `layout` once.
-    pub fn new(
-        engine: &'e Engine,
-        layout: PromptLayout,
-        store: KvStore,
-    ) -> Result<Self, EngineError> {
-        let prefix = engine.session()?.encode_prefix(&layout.prefix)?;
-        Ok(Self {
-            engine,
-            layout,
-            prefix,
-            store,
-        })
-    }
-
-    /// The chunk state stored under `key` (marked as used for the LRU), or,
-    /// when it is missing or unusable, the state of `tokens()` encoded now and
-    /// stored. A failed store (full disk) costs only speed, never the answer.
-    pub fn state(
-        &self,
-        session: &mut Session<'_>,
-        key: &str,
-        tokens: impl FnOnce() -> Result<Vec<TokenId>, IndexError>,
-    ) -> Result<(ChunkState, Origin), IndexError> {
-        let origin = match self.store.get(&self.prefix, key) {
-            Lookup::Hit(state) => {
-                self.store.touch(key);
-                return Ok((state, Origin::Cached));
-            }
-            Lookup::Miss => Origin::Encoded,
-            Lookup::Rejected(_) => Origin::Rebuilt,
-        };
-        let state = session.encode_chunk(&self.prefix, &tokens()?)?;
-        let _ = self.store.put(&self.prefix, &state);
-        Ok((state, origin))
-    }
-
-    fn count(&self, text: &str) -> usize {
-        self.engine.tokenize(text).len()
-    }
-}
-
-/// Where [`Llm::state`] got a state from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    Cached,
-    /// Not in the cache: encoded.
-    Encoded,
-    /// In the cache but corrupt or stale: removed and encoded again.
-    Rebuilt,
 }
 
 /// Long work, reported as it happens.
@@ -194,13 +131,17 @@ pub fn index_dir(folder: &Path) -> PathBuf {
 
 impl FolderIndex {
     /// Opens (or creates) the index of `folder` for chunks of `chunk_tokens`
-    /// made with `llm`. An index made for another model or chunk size, or a
+    /// made with `states`. An index made for another model or chunk size, or a
     /// damaged one, starts over.
-    pub fn open(folder: &Path, llm: &Llm<'_>, chunk_tokens: usize) -> Result<Self, IndexError> {
+    pub fn open(
+        folder: &Path,
+        states: &States<'_>,
+        chunk_tokens: usize,
+    ) -> Result<Self, IndexError> {
         let folder = folder
             .canonicalize()
             .map_err(|e| IndexError::io(folder, e))?;
-        Self::open_at(&folder, index_dir(&folder), llm, chunk_tokens)
+        Self::open_at(&folder, index_dir(&folder), states, chunk_tokens)
     }
 
     /// [`Self::open`] with the index kept in `dir` rather than the cache
@@ -208,13 +149,13 @@ impl FolderIndex {
     pub fn open_at(
         folder: &Path,
         dir: PathBuf,
-        llm: &Llm<'_>,
+        states: &States<'_>,
         chunk_tokens: usize,
     ) -> Result<Self, IndexError> {
         let folder = folder.to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| IndexError::io(&dir, e))?;
         let _ = std::fs::write(dir.join("folder.txt"), folder.to_string_lossy().as_bytes());
-        let model = llm.engine.info().id.to_string();
+        let model = states.engine.info().id.to_string();
         let (bm25, fresh) = Bm25::open(&dir.join("bm25"))?;
         let loaded = if fresh {
             None
@@ -282,7 +223,7 @@ impl FolderIndex {
     /// committed.
     pub fn update(
         &mut self,
-        llm: &Llm<'_>,
+        states: &States<'_>,
         embedder: &mut Embedder,
         cancel: &AtomicBool,
         progress: &mut dyn FnMut(IndexProgress<'_>),
@@ -313,15 +254,15 @@ impl FolderIndex {
         r.files_removed = gone.len();
 
         let t = Instant::now();
-        let pending = self.changed_files(files, llm, &mut r)?;
+        let pending = self.changed_files(files, states, &mut r)?;
         r.timings_ms.extract_chunk = ms(t.elapsed());
         for s in &r.files_skipped {
             progress(IndexProgress::Skipped(s));
         }
-        let prefix = prefix_hex(llm);
+        let prefix = prefix_hex(states);
         let dirty = !gone.is_empty() || !pending.is_empty() || self.manifest.prefix != prefix;
         // Before the new prefix is recorded: a changed prefix makes every state missing.
-        let missing = self.missing(llm);
+        let missing = self.missing(states);
         self.manifest.prefix = prefix;
 
         let total = pending.iter().map(|p| p.chunks.len()).sum::<usize>() + missing.len();
@@ -330,13 +271,13 @@ impl FolderIndex {
         }
         let mut done = 0;
         let mut last_commit = Instant::now();
-        let mut session = llm.engine.session()?;
+        let mut session = states.engine.session()?;
         for p in pending {
             if cancel.load(Ordering::Relaxed) {
                 r.cancelled = true;
                 break;
             }
-            done += self.index_file(p, llm, &mut session, embedder, &mut r, &mut |n| {
+            done += self.index_file(p, states, &mut session, embedder, &mut r, &mut |n| {
                 progress(IndexProgress::Chunks {
                     done: done + n,
                     total,
@@ -348,7 +289,7 @@ impl FolderIndex {
             }
         }
         if !r.cancelled {
-            self.repair(llm, &mut session, embedder, missing, &mut r, &mut |n| {
+            self.repair(states, &mut session, embedder, missing, &mut r, &mut |n| {
                 progress(IndexProgress::Chunks {
                     done: done + n,
                     total,
@@ -360,7 +301,7 @@ impl FolderIndex {
         }
         r.chunks = self.manifest.chunks.len();
         r.tokens = self.manifest.chunks.values().map(|c| c.tokens).sum();
-        r.bytes_on_disk = self.bytes_on_disk(llm);
+        r.bytes_on_disk = self.bytes_on_disk(states);
         r.timings_ms.total = ms(start.elapsed());
         Ok(r)
     }
@@ -370,7 +311,7 @@ impl FolderIndex {
     fn changed_files(
         &mut self,
         files: Vec<FileEntry>,
-        llm: &Llm<'_>,
+        states: &States<'_>,
         r: &mut UpdateReport,
     ) -> Result<Vec<Pending>, IndexError> {
         let mut pending = Vec::new();
@@ -407,7 +348,7 @@ impl FolderIndex {
                         text: x.text,
                         page_starts: x.page_starts,
                     };
-                    let chunks = chunk_document(&doc, budget, &|t| llm.count(t));
+                    let chunks = chunk_document(&doc, budget, &|t| states.engine.tokenize(t).len());
                     pending.push(Pending {
                         entry: f,
                         hash,
@@ -436,7 +377,7 @@ impl FolderIndex {
     fn index_file(
         &mut self,
         p: Pending,
-        llm: &Llm<'_>,
+        states: &States<'_>,
         session: &mut Session<'_>,
         embedder: &mut Embedder,
         r: &mut UpdateReport,
@@ -457,7 +398,7 @@ impl FolderIndex {
         let texts: Vec<&str> = p.chunks.iter().map(|c| c.text.as_str()).collect();
         self.embed(embedder, &ids, &texts, r)?;
         for (i, (c, &id)) in p.chunks.iter().zip(&ids).enumerate() {
-            let (state, tokens) = self.ensure_state(llm, session, &c.text, r)?;
+            let (state, tokens) = self.ensure_state(states, session, &c.text, r)?;
             self.manifest.chunks.insert(
                 id,
                 ChunkRecord {
@@ -505,23 +446,21 @@ impl FolderIndex {
     /// entry for it exists (identical chunks anywhere share one entry).
     fn ensure_state(
         &self,
-        llm: &Llm<'_>,
+        states: &States<'_>,
         session: &mut Session<'_>,
         text: &str,
         r: &mut UpdateReport,
     ) -> Result<(String, usize), IndexError> {
-        let tokens = llm.layout.chunk(llm.engine, text);
-        let key = llm.store.key(&llm.prefix, &tokens);
-        if llm.store.path(&key).is_file() {
+        let tokens = states.chunk_tokens(text);
+        let key = states.key(&tokens, false);
+        if states.has(&key) {
             r.cache_hits += 1;
         } else if !self.encode_states {
             r.states_deferred += 1;
         } else {
             let t = Instant::now();
-            let state: ChunkState = session.encode_chunk(&llm.prefix, &tokens)?;
-            llm.store
-                .put(&llm.prefix, &state)
-                .map_err(|e| IndexError::Engine(e.into()))?;
+            let (_, stored) = states.encode(session, &tokens, false)?;
+            stored.map_err(|e| IndexError::Engine(e.into()))?;
             r.chunks_encoded += 1;
             r.timings_ms.encode += ms(t.elapsed());
         }
@@ -530,15 +469,15 @@ impl FolderIndex {
 
     /// Chunks whose vector is missing or whose state entry is gone (evicted,
     /// rejected as corrupt, or made for an older prefix).
-    fn missing(&self, llm: &Llm<'_>) -> Vec<ChunkId> {
-        let prefix_changed = self.manifest.prefix != prefix_hex(llm);
+    fn missing(&self, states: &States<'_>) -> Vec<ChunkId> {
+        let prefix_changed = self.manifest.prefix != prefix_hex(states);
         self.manifest
             .chunks
             .iter()
             .filter(|(id, c)| {
                 prefix_changed
                     || !self.vectors.contains(**id)
-                    || (self.encode_states && !llm.store.path(&c.state).is_file())
+                    || (self.encode_states && !states.has(&c.state))
             })
             .map(|(id, _)| *id)
             .collect()
@@ -546,7 +485,7 @@ impl FolderIndex {
 
     fn repair(
         &mut self,
-        llm: &Llm<'_>,
+        states: &States<'_>,
         session: &mut Session<'_>,
         embedder: &mut Embedder,
         missing: Vec<ChunkId>,
@@ -563,7 +502,7 @@ impl FolderIndex {
             if !self.vectors.contains(id) {
                 self.embed(embedder, &[id], &[&text], r)?;
             }
-            let (state, tokens) = self.ensure_state(llm, session, &text, r)?;
+            let (state, tokens) = self.ensure_state(states, session, &text, r)?;
             if let Some(c) = self.manifest.chunks.get_mut(&id) {
                 (c.state, c.tokens) = (state, tokens);
             }
@@ -587,16 +526,16 @@ impl FolderIndex {
         Ok(())
     }
 
-    fn bytes_on_disk(&self, llm: &Llm<'_>) -> u64 {
-        let states: std::collections::BTreeSet<&str> = self
+    fn bytes_on_disk(&self, states: &States<'_>) -> u64 {
+        let keys: std::collections::BTreeSet<&str> = self
             .manifest
             .chunks
             .values()
             .map(|c| c.state.as_str())
             .collect();
-        let state_bytes: u64 = states
+        let state_bytes: u64 = keys
             .iter()
-            .filter_map(|k| std::fs::metadata(llm.store.path(k)).ok())
+            .filter_map(|k| std::fs::metadata(states.store.path(k)).ok())
             .map(|m| m.len())
             .sum();
         dir_size(&self.dir) + state_bytes
@@ -642,8 +581,9 @@ impl FolderIndex {
     }
 }
 
-fn prefix_hex(llm: &Llm<'_>) -> String {
-    llm.prefix
+fn prefix_hex(states: &States<'_>) -> String {
+    states
+        .prefix
         .id()
         .0
         .iter()

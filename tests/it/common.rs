@@ -31,6 +31,21 @@ pub fn engine() -> &'static Engine {
     })
 }
 
+/// What `prefill` answers over: `chunks` in the given order, ranked in it.
+pub fn context<'a>(
+    prefix: &'a ape_chat::engine::PrefixState,
+    chunks: &'a [&'a ape_chat::engine::ChunkState],
+    question: &'a [ape_chat::engine::TokenId],
+) -> ape_chat::engine::generate::Context<'a> {
+    const RANKING: [usize; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+    ape_chat::engine::generate::Context {
+        prefix,
+        chunks,
+        ranking: &RANKING[..chunks.len()],
+        question,
+    }
+}
+
 /// The default prompt layout of the tiny model.
 pub fn layout() -> PromptLayout {
     PromptLayout::new(engine(), ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT).expect("layout")

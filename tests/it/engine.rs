@@ -15,12 +15,65 @@ fn one_chunk_parallel_reproduces_sequential_exactly() {
     assert_eq!(r.ape_identity_vs_parallel, 0.0, "{r:?}");
 }
 
+/// PCW differs from parallel only by the prefix its chunks saw: its states
+/// (encoded alone, saved, restored) reproduce the chunk decoded live in a
+/// sequence of its own, and the shared prefix changes the answer.
+#[test]
+fn pcw_is_parallel_without_the_prefix_in_view() {
+    let r = check::exactness(engine(), &layout(), SAMPLE_CHUNKS[1], SAMPLE_QUESTION, 12)
+        .expect("exactness check runs");
+    assert_eq!(r.pcw_vs_live, 0.0, "{r:?}");
+    assert!(r.pcw_vs_parallel > 0.1, "{r:?}");
+}
+
+/// Refinements at their neutral settings are plain APE (or, re-reading the
+/// only chunk at T = S = 1, sequential prefill) bit for bit, and away from
+/// them they change the logits.
+#[test]
+fn refinements_at_their_neutral_settings_reproduce_their_baselines() {
+    use ape_chat::engine::generate::prefill;
+    use ape_chat::engine::Mode;
+    let (e, l) = (engine(), layout());
+    let mut s = e.session().expect("session");
+    let (prefix, chunks) = crate::common::sample_states(&mut s);
+    let q = l.question(e, SAMPLE_QUESTION);
+    let mut logits = |mode: Mode, chunks: &[&ape_chat::engine::ChunkState]| -> Vec<f32> {
+        prefill(&mut s, mode, &crate::common::context(&prefix, chunks, &q)).expect("prefill");
+        let mut out = s.logits().expect("logits").to_vec();
+        let t = s.greedy().expect("greedy");
+        s.eval(&[t]).expect("decode");
+        out.extend_from_slice(s.logits().expect("logits"));
+        out
+    };
+    let all: Vec<_> = chunks.iter().collect();
+    let ape = ApeParams::new(0.8, 0.9);
+    let plain = logits(Mode::Ape(ape), &all);
+    let keep_all = logits(Mode::Ape(ApeParams { focus: 3, ..ape }), &all);
+    assert_eq!(plain, keep_all, "focus on every chunk is plain APE");
+    let keep_one = logits(Mode::Ape(ApeParams { focus: 1, ..ape }), &all);
+    assert_ne!(plain, keep_one, "focus on one chunk changes attention");
+    let reread = logits(Mode::Ape(ApeParams { reread: 1, ..ape }), &all);
+    assert_ne!(
+        plain, reread,
+        "re-reading the best chunk changes the context"
+    );
+
+    let one = [&chunks[1]];
+    let sequential = logits(Mode::Sequential, &one);
+    let reread_only = ApeParams {
+        reread: 1,
+        ..ApeParams::IDENTITY
+    };
+    assert_eq!(
+        sequential,
+        logits(Mode::Ape(reread_only), &one),
+        "re-reading the only chunk is sequential prefill"
+    );
+}
+
 #[test]
 fn ape_attention_matches_the_f64_reference_in_every_layer() {
-    let params = ApeParams {
-        temperature: 0.7,
-        scale: 0.8,
-    };
+    let params = ApeParams::new(0.7, 0.8);
     let r = check::ape_math(
         engine(),
         &layout(),
@@ -278,12 +331,11 @@ mod decoding {
         let (prefix, chunks) = crate::common::sample_states(&mut s);
         let refs: Vec<_> = chunks.iter().collect();
         let mut streamed = String::new();
+        let q = l.question(e, SAMPLE_QUESTION);
         let g = generate(
             &mut s,
             mode,
-            &prefix,
-            &refs,
-            &l.question(e, SAMPLE_QUESTION),
+            &crate::common::context(&prefix, &refs, &q),
             GenerateOptions {
                 max_tokens,
                 sampling,
@@ -350,12 +402,11 @@ fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
         Mode::Parallel,
         Mode::Ape(ApeParams::DEFAULT),
     ] {
+        let q = l.question(e, SAMPLE_QUESTION);
         ape_chat::engine::generate::prefill(
             &mut s,
             mode,
-            &prefix,
-            &refs,
-            &l.question(e, SAMPLE_QUESTION),
+            &crate::common::context(&prefix, &refs, &q),
         )
         .expect("prefill");
         let t = if let Mode::Ape(p) = mode {
@@ -424,7 +475,7 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
         Mode::Ape(ApeParams::DEFAULT),
     ] {
         // Direct: fresh prefill, then the gold tokens one by one, logits read here.
-        prefill(&mut s, mode, &prefix, &refs, &q).expect("prefill");
+        prefill(&mut s, mode, &crate::common::context(&prefix, &refs, &q)).expect("prefill");
         let mut direct = Vec::new();
         for (i, &t) in gold.iter().enumerate() {
             let logits = s.logits().expect("logits");
@@ -437,7 +488,8 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
         }
         // Through the API, after generating an answer and rewinding it away.
         let t0 = std::time::Instant::now();
-        let timings = prefill(&mut s, mode, &prefix, &refs, &q).expect("prefill");
+        let timings =
+            prefill(&mut s, mode, &crate::common::context(&prefix, &refs, &q)).expect("prefill");
         let (question_end, first) = (s.position(), s.logits().expect("logits").to_vec());
         let opts = GenerateOptions {
             max_tokens: 12,

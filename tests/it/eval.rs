@@ -66,7 +66,8 @@ fn eval_scores_every_mode_and_resumes() {
             .succeed();
         serde_json::from_slice::<Value>(&out.stdout).expect("json")
     };
-    let r = run(&[]);
+    let three = ["--modes", "sequential,parallel,ape"];
+    let r = run(&three);
     let summary = r["summary"].as_array().expect("summary");
     let modes: Vec<&str> = summary.iter().filter_map(|s| s["mode"].as_str()).collect();
     assert_eq!(modes, ["sequential", "parallel", "ape"]);
@@ -131,7 +132,7 @@ fn eval_scores_every_mode_and_resumes() {
             .count()
     };
     assert_eq!(lines(), 15);
-    let again = run(&[]);
+    let again = run(&three);
     assert_eq!(
         lines(),
         15,
@@ -139,13 +140,31 @@ fn eval_scores_every_mode_and_resumes() {
     );
     assert_eq!(again["summary"], r["summary"]);
     // Other APE values: only the APE rows are new; the rest is reused.
-    let other = run(&["--temperature-ape", "0.5", "--scale-ape", "0.7"]);
+    let other = run(&[
+        &three[..],
+        &["--temperature-ape", "0.5", "--scale-ape", "0.7"],
+    ]
+    .concat());
     assert_eq!(lines(), 20);
     assert_eq!(other["summary"][0], r["summary"][0]);
     assert_eq!(other["summary"][2]["ape"]["temperature"], 0.5);
     assert_ne!(
         other["summary"][2]["answer_nll"],
         r["summary"][2]["answer_nll"]
+    );
+
+    // Other settings (here the answer style) share the file but not rows.
+    let styled = run(&[&three[..], &["--style", "Answer in a few words."]].concat());
+    assert_eq!(lines(), 35, "every row made again under the new stamp");
+    assert_eq!(styled["settings"]["style"], "Answer in a few words.");
+    assert_ne!(
+        styled["summary"][0]["answer_nll"],
+        r["summary"][0]["answer_nll"]
+    );
+    let again = run(&three);
+    assert_eq!(
+        again["summary"], r["summary"],
+        "the old rows are still its own"
     );
 
     let bad = dir.path().join("bad.jsonl");
@@ -181,21 +200,18 @@ fn calibration_is_saved_per_model_and_used_by_ask() {
     std::fs::write(&data, unlabelled).expect("write");
     let out = ape_chat(dir.path())
         .args(["calibrate", "--json", "--objective", "attention"])
-        .args([
-            "--search",
-            "2",
-            "--holdout",
-            "1",
-            "--prefix-newlines",
-            "0,2",
-        ])
+        // No accept part: the found setting is kept, so what --ask uses
+        // below is the calibration's own result.
+        .args(["--search", "2", "--accept", "0", "--report", "1"])
+        .args(["--prefix-newlines", "0,2"])
         .arg("--dataset")
         .arg(&data)
         .arg("--model")
         .arg(tiny_model_path())
         .succeed();
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let trials = r["trials"].as_array().expect("trials");
+    let c = &r["calibration"];
+    let trials = c["trials"].as_array().expect("trials");
     assert!(trials.len() >= 5, "{r}");
     assert_eq!(
         trials[0]["params"]["temperature"], 0.9,
@@ -210,18 +226,28 @@ fn calibration_is_saved_per_model_and_used_by_ask() {
         losses.windows(2).any(|w| w[0] != w[1]),
         "T and S move the attention: {losses:?}"
     );
-    assert_eq!(r["prefix_variants"].as_array().map(Vec::len), Some(2));
-    assert!(r["before"]["attention_kl"].as_f64().is_some());
-    assert!(r["after"]["attention_kl"].as_f64().is_some());
+    assert_eq!(c["variants"].as_array().map(Vec::len), Some(2));
+    assert_eq!(c["records"], json!([2, 0, 1]));
+    assert!(c["report"][0]["attention_kl"].as_f64().is_some());
+    assert!(c["report"][1]["attention_kl"].as_f64().is_some());
+    // The parts never share a record.
+    let ids = c["provenance"]["record_ids"].as_array().expect("ids");
+    assert_eq!(ids.len(), 3);
+    let chosen = &c["chosen"];
+    let (t, s) = (
+        chosen["params"]["temperature"].as_f64().expect("T"),
+        chosen["params"]["scale"].as_f64().expect("S"),
+    );
+    assert_ne!(
+        (t, s),
+        (0.9, 0.9),
+        "the search moved away from the defaults (else this test proves nothing)"
+    );
     let config = std::fs::read_to_string(dir.path().join("config.toml")).expect("config");
     let id = r["model_id"].as_str().expect("model id");
     assert!(config.contains(&format!("[models.{id}]")), "{config}");
 
-    // A hand-set model section: --ask for this model uses it...
-    let (t, s) = (0.55, 0.75);
-    let section = format!("[models.{id}]\ntemperature_ape = {t}\nscale_ape = {s}\n");
-    let keep: String = config.split("\n# ").next().unwrap_or_default().to_string();
-    std::fs::write(dir.path().join("config.toml"), format!("{keep}\n{section}")).expect("write");
+    // --ask for this model uses what calibration saved...
     let stats = |extra: &[&str]| -> Value {
         let out = ape_chat(dir.path())
             .args([
@@ -251,4 +277,24 @@ fn calibration_is_saved_per_model_and_used_by_ask() {
     let st = stats(&["--temperature-ape", "0.8"]);
     assert_eq!(st["temperature_ape"].as_f64(), Some(0.8));
     assert_eq!(st["scale_ape"].as_f64(), Some(s));
+
+    // Evaluating on records the calibration used says so.
+    let out = ape_chat(dir.path())
+        .args([
+            "eval",
+            "--modes",
+            "parallel",
+            "--max-tokens",
+            "2",
+            "--dataset",
+        ])
+        .arg(&data)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .succeed();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("used by the calibration of this model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

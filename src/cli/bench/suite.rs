@@ -20,8 +20,9 @@ use crate::cli::{ApeArgs, ModelArgs};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{ChunkState, Engine, EngineOptions, KvType, Mode, PromptLayout};
 use crate::index::dense::{EmbedOptions, Embedder};
-use crate::index::{FolderIndex, Llm};
+use crate::index::FolderIndex;
 use crate::kvstore::KvStore;
+use crate::states::States;
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -293,7 +294,7 @@ fn index_figures(
     folder: &std::path::Path,
 ) -> anyhow::Result<IndexFigures> {
     let scratch = StateDir::new()?;
-    let llm = Llm::new(
+    let states = States::new(
         engine,
         PromptLayout::new(engine, DEFAULT_SYSTEM_PROMPT)?,
         KvStore::new(scratch.0.join("kv")),
@@ -308,11 +309,11 @@ fn index_figures(
     let mut index = FolderIndex::open_at(
         &folder,
         scratch.0.join("index"),
-        &llm,
+        &states,
         args.folder.chunk_tokens(),
     )?;
     let t = Instant::now();
-    let r = index.update(&llm, &mut embedder, &AtomicBool::new(false), &mut |_| {})?;
+    let r = index.update(&states, &mut embedder, &AtomicBool::new(false), &mut |_| {})?;
     let seconds = t.elapsed().as_secs_f64();
     Ok(IndexFigures {
         folder,

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::cli::style::{bold, dim};
 use crate::cli::{ApeArgs, ModelArgs};
-use crate::engine::generate::prefill;
+use crate::engine::generate::{prefill, Context};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{ChunkState, Engine, Mode, PrefixState, PromptLayout, Session, TokenId};
 
@@ -219,7 +219,14 @@ fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> anyhow::Resu
         loaded.iter().collect()
     };
     let read = t0.elapsed();
-    let timings = prefill(s, mode, prefix, &chunks, question)?;
+    let ranking: Vec<usize> = (0..chunks.len()).collect();
+    let ctx = Context {
+        prefix,
+        chunks: &chunks,
+        ranking: &ranking,
+        question,
+    };
+    let timings = prefill(s, mode, &ctx)?;
     let mut tok = s.greedy()?;
     let ttft = t0.elapsed();
     let t1 = Instant::now();
