@@ -7,7 +7,7 @@ use crate::engine::generate::Context;
 use crate::engine::{generate, ApeParams, ChunkState, GenerateOptions, Generated, Mode, TokenId};
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
-use crate::index::{FolderIndex, Hit, IndexError};
+use crate::index::{FolderIndex, Hit, IndexError, Retrieval};
 use crate::states::{Origin, States};
 
 /// Speed against faithfulness to sequential prefill, as a user chooses it.
@@ -51,10 +51,11 @@ impl Quality {
     }
 }
 
-/// How to answer: retrieval depth, mode and decoding.
+/// How to answer: retrieval, mode and decoding.
 #[derive(Clone, Copy, Debug)]
 pub struct AskOptions {
     pub top_k: usize,
+    pub retrieval: Retrieval,
     pub mode: Mode,
     pub generate: GenerateOptions,
 }
@@ -94,7 +95,7 @@ pub fn ask(
     on_text: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Answer, IndexError> {
     let t0 = Instant::now();
-    let hits = index.search(embedder, question, options.top_k)?;
+    let hits = index.search(embedder, question, options.top_k, options.retrieval)?;
     let retrieval = t0.elapsed();
 
     let t1 = Instant::now();

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::engine::ape::decimal;
+use crate::numfmt::decimal;
 
 /// The TOML file's settings; every key is optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]

@@ -32,7 +32,12 @@ impl KvStore {
 
     /// The store under the user's cache directory.
     pub fn default_location() -> Self {
-        Self::new(crate::paths::cache_dir().join("kv"))
+        Self::new(crate::paths::kv_dir())
+    }
+
+    /// The store evaluation and calibration use (index GC never sees it).
+    pub fn eval_location() -> Self {
+        Self::new(crate::paths::eval_kv_dir())
     }
 
     /// The key of the state of `tokens` after `prefix`.

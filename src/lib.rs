@@ -8,9 +8,15 @@
 //! correction applied inside llama.cpp. [`engine`] is the only module that
 //! touches llama.cpp; `cli` is a thin shell over the library.
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
+// Unsafe code lives in the engine's FFI modules (and one `posix_fadvise` in
+// the benchmarks), each allowed by name, every block with a `// SAFETY:`.
+#![deny(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 pub mod answer;
+pub mod bench;
 pub mod cli;
+pub mod compute;
 pub mod config;
 pub mod engine;
 pub mod eval;
@@ -18,7 +24,9 @@ pub mod fsutil;
 pub mod index;
 pub mod ingest;
 pub mod kvstore;
+pub mod numfmt;
 pub mod paths;
 pub mod states;
 pub mod tui;
 pub mod watch;
+pub mod workspace;

@@ -24,9 +24,64 @@ pub fn models_dir() -> PathBuf {
     cache_dir().join("models")
 }
 
-/// The model used when none is given: `$APE_CHAT_MODEL`, else the default.
+/// The sentence-embedding model `scripts/setup.sh` installs.
+pub fn embed_model_dir() -> PathBuf {
+    cache_dir().join("embed/all-MiniLM-L6-v2")
+}
+
+/// ONNX Runtime as `scripts/setup.sh` installs it.
+pub fn onnxruntime_lib() -> PathBuf {
+    cache_dir().join("lib/libonnxruntime.so.1.31.1")
+}
+
+/// fastembed's own download cache (only for models it fetches itself).
+pub fn fastembed_dir() -> PathBuf {
+    cache_dir().join("fastembed")
+}
+
+/// Chunk states of indexed folders.
+pub fn kv_dir() -> PathBuf {
+    cache_dir().join("kv")
+}
+
+/// Chunk states of evaluation and calibration runs (index GC never
+/// touches them).
+pub fn eval_kv_dir() -> PathBuf {
+    cache_dir().join("kv-eval")
+}
+
+/// One directory per indexed folder.
+pub fn indexes_dir() -> PathBuf {
+    cache_dir().join("indexes")
+}
+
+/// Evaluation results (resumable JSON Lines).
+pub fn eval_results_dir() -> PathBuf {
+    cache_dir().join("eval")
+}
+
+/// What each model's calibration used (for evaluation's overlap warning).
+pub fn calibrations_dir() -> PathBuf {
+    cache_dir().join("calibrations")
+}
+
+/// Evaluation data from `scripts/setup.sh --eval-data`.
+pub fn squad_file() -> PathBuf {
+    cache_dir().join("data/squad-v2-dev.json")
+}
+
+/// SQuAD written out as a folder of paragraph files (retrieval benchmark).
+pub fn squad_folder() -> PathBuf {
+    cache_dir().join("data/squad-v2-dev-folder")
+}
+
+/// The machine-wide compute locks ([`crate::compute`]).
+pub fn locks_dir() -> PathBuf {
+    cache_dir().join("locks")
+}
+
+/// The model used when none is given (the CLI reads `--model` and
+/// `APE_CHAT_MODEL` first).
 pub fn default_model() -> PathBuf {
-    std::env::var_os("APE_CHAT_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| models_dir().join(DEFAULT_MODEL_FILE))
+    models_dir().join(DEFAULT_MODEL_FILE)
 }

@@ -4,7 +4,6 @@
 //! posted too, never fatal.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use notify::RecursiveMode;
@@ -25,14 +24,15 @@ pub struct FolderWatcher {
 }
 
 impl FolderWatcher {
-    /// Starts watching `dir` recursively; batches arrive on `tx` once the
-    /// folder has been quiet for `debounce`. Paths under `ignore` (e.g. our
-    /// own cache, if it lives inside the folder) never trigger a batch.
+    /// Starts watching `dir` recursively; batches go to `sink` (on the
+    /// watcher's thread) once the folder has been quiet for `debounce`.
+    /// Paths under `ignore` (e.g. our own cache, if it lives inside the
+    /// folder) never trigger a batch.
     pub fn start(
         dir: &Path,
         debounce: Duration,
         ignore: PathBuf,
-        tx: Sender<WatchMsg>,
+        sink: impl Fn(WatchMsg) + Send + 'static,
     ) -> notify::Result<Self> {
         let mut debouncer = new_debouncer(debounce, None, move |res: DebounceEventResult| {
             let msg = match res {
@@ -58,7 +58,7 @@ impl FolderWatcher {
                         .join("; "),
                 ),
             };
-            let _ = tx.send(msg);
+            sink(msg);
         })?;
         debouncer.watch(dir, RecursiveMode::Recursive)?;
         Ok(Self {
@@ -77,8 +77,15 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         let ignored = dir.path().join("cache");
         std::fs::create_dir(&ignored).expect("mkdir");
-        let _w = FolderWatcher::start(dir.path(), Duration::from_millis(300), ignored.clone(), tx)
-            .expect("watch");
+        let _w = FolderWatcher::start(
+            dir.path(),
+            Duration::from_millis(300),
+            ignored.clone(),
+            move |m| {
+                let _ = tx.send(m);
+            },
+        )
+        .expect("watch");
         std::thread::sleep(Duration::from_millis(100));
         for i in 0..50 {
             std::fs::write(dir.path().join(format!("f{i}.md")), "x").expect("write");

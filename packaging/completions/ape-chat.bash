@@ -28,8 +28,8 @@ _ape__chat() {
             ape__chat,completions)
                 cmd="ape__chat__subcmd__completions"
                 ;;
-            ape__chat,convert-squad)
-                cmd="ape__chat__subcmd__convert__subcmd__squad"
+            ape__chat,convert)
+                cmd="ape__chat__subcmd__convert"
                 ;;
             ape__chat,doctor)
                 cmd="ape__chat__subcmd__doctor"
@@ -49,6 +49,9 @@ _ape__chat() {
             ape__chat,watch)
                 cmd="ape__chat__subcmd__watch"
                 ;;
+            ape__chat__subcmd__bench,first-answer)
+                cmd="ape__chat__subcmd__bench__subcmd__first__subcmd__answer"
+                ;;
             ape__chat__subcmd__bench,help)
                 cmd="ape__chat__subcmd__bench__subcmd__help"
                 ;;
@@ -60,6 +63,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__bench,ttft)
                 cmd="ape__chat__subcmd__bench__subcmd__ttft"
+                ;;
+            ape__chat__subcmd__bench__subcmd__help,first-answer)
+                cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__first__subcmd__answer"
                 ;;
             ape__chat__subcmd__bench__subcmd__help,help)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__help"
@@ -109,8 +115,8 @@ _ape__chat() {
             ape__chat__subcmd__help,completions)
                 cmd="ape__chat__subcmd__help__subcmd__completions"
                 ;;
-            ape__chat__subcmd__help,convert-squad)
-                cmd="ape__chat__subcmd__help__subcmd__convert__subcmd__squad"
+            ape__chat__subcmd__help,convert)
+                cmd="ape__chat__subcmd__help__subcmd__convert"
                 ;;
             ape__chat__subcmd__help,doctor)
                 cmd="ape__chat__subcmd__help__subcmd__doctor"
@@ -129,6 +135,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__help,watch)
                 cmd="ape__chat__subcmd__help__subcmd__watch"
+                ;;
+            ape__chat__subcmd__help__subcmd__bench,first-answer)
+                cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__first__subcmd__answer"
                 ;;
             ape__chat__subcmd__help__subcmd__bench,retrieval)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__retrieval"
@@ -155,7 +164,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval calibrate convert-squad watch cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval calibrate convert watch cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -191,6 +200,10 @@ _ape__chat() {
                     ;;
                 --top-k)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retrieval)
+                    COMPREPLY=($(compgen -W "hybrid bm25 dense" -- "${cur}"))
                     return 0
                     ;;
                 --max-tokens)
@@ -261,7 +274,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench)
-            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval help"
+            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval first-answer help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -290,9 +303,141 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ape__subcmd__chat__subcmd__bench__subcmd__help)
-            opts="ttft suite retrieval help"
+        ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
+            opts="-h --question --second --background-s --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --question)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --second)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --background-s)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix-newlines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embed-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ort-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-budget-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --quality)
+                    COMPREPLY=($(compgen -W "fast balanced exact" -- "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -W "ape parallel pcw sequential" -- "${cur}"))
+                    return 0
+                    ;;
+                --temperature-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scale-ape)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top-k)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retrieval)
+                    COMPREPLY=($(compgen -W "hybrid bm25 dense" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --temperature)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__help)
+            opts="ttft suite retrieval first-answer help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__first__subcmd__answer)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -892,13 +1037,17 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ape__subcmd__chat__subcmd__convert__subcmd__squad)
-            opts="-h --squad --out --contexts --unanswerable --seed --limit --exclude --articles --model --threads --kv-type --gpu-layers --help"
+        ape__subcmd__chat__subcmd__convert)
+            opts="-h --from --squad --out --contexts --unanswerable --seed --limit --exclude --articles --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "squad" -- "${cur}"))
+                    return 0
+                    ;;
                 --squad)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1063,7 +1212,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help)
-            opts="doctor index completions man eval calibrate convert-squad watch cache bench help"
+            opts="doctor index completions man eval calibrate convert watch cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1077,8 +1226,22 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench)
-            opts="ttft suite retrieval"
+            opts="ttft suite retrieval first-answer"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__first__subcmd__answer)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1216,7 +1379,7 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ape__subcmd__chat__subcmd__help__subcmd__convert__subcmd__squad)
+        ape__subcmd__chat__subcmd__help__subcmd__convert)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= focus= top-k= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= focus= top-k= retrieval= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -37,6 +37,9 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE sca
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
+bm25\t''
+dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l seed -d 'Seed for sampling' -r
@@ -62,7 +65,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "completions" -d 'Pri
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "man" -d 'Print the man page (roff)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "cache" -d 'Inspect or trim the KV-state cache'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "bench" -d 'Measure speed side by side in one run'
@@ -135,21 +138,22 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l gpu-laye
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dry-run -d 'Show the result without writing the config file'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l json -d 'Print the result as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l out -d 'Output JSON Lines file' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l seed -d 'Seed for distractor choice and order' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l limit -d 'Keep N records, spread evenly over the dataset' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l exclude -d 'Leave out the questions of this dataset (so a calibration set and an evaluation set never share a question)' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l articles -d 'Which articles to draw on: every fourth is kept for calibration, the rest for evaluation, so the two sets never share a paragraph' -r -f -a "all\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l from -d 'The dataset to convert' -r -f -a "squad\t'SQuAD v2 (`scripts/setup.sh --eval-data`)'"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l out -d 'Output JSON Lines file' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l seed -d 'Seed for distractor choice and order' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l limit -d 'Keep N records, spread evenly over the dataset' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l exclude -d 'Leave out the questions of this dataset (so a calibration set and an evaluation set never share a question)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l articles -d 'Which articles to draw on: every fourth is kept for calibration, the rest for evaluation, so the two sets never share a paragraph' -r -f -a "all\t''
 evaluation\t''
 calibration\t''"
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -l unanswerable -d 'Also keep unanswerable questions'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert-squad" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l unanswerable -d 'Also keep unanswerable questions'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -196,19 +200,20 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunks -d 'Number of retrieved chunks' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l repeats -d 'Interleaved repeats per mode; medians are reported' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l repeats -d 'Interleaved repeats per mode (order rotated); medians are reported' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
@@ -222,7 +227,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunks -d 'Numbers of retrieved chunks to time, comma-separated' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l repeats -d 'Interleaved repeats per mode and size; medians are reported' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l repeats -d 'Interleaved repeats per mode and size (order rotated); medians' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l index-folder -d 'Folder to time indexing on (into a scratch index and cache) [default: the README\'s sample folder, if present]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l out -d 'Where `bench-suite.json` and `bench-suite.svg` go' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
@@ -261,24 +266,62 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l json -d 'Print one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l question -d 'The first question' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l second -d 'The second question, asked while background indexing has work left' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l background-s -d 'Seconds of background indexing between the two questions' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+balanced\t''
+exact\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
+parallel\t''
+pcw\t''
+sequential\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
+bm25\t''
+dense\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l max-tokens -d 'Longest answer, in tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l no-stream -d 'Print the answer only when complete'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "convert-squad" -d 'Turn SQuAD v2 into an eval dataset (gold paragraph + distractors)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert-squad watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "ttft" -d 'Time to first token and decode speed: sequential vs parallel vs APE'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (f16 vs q8_0 K), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'

@@ -3,139 +3,18 @@
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-use clap::{Args, ValueEnum};
-use serde_json::json;
-
 use std::sync::atomic::Ordering;
 
-use super::index::{prepare, FolderArgs};
+use serde_json::json;
+
+use super::output::IndexBar;
 use super::style::{bold, dim};
-use super::{ApeArgs, ModelArgs, CANCEL};
-use crate::answer::Quality;
-use crate::answer::{ask, Answer, AskOptions};
-use crate::config::FileConfig;
-use crate::engine::ape::decimal;
-use crate::engine::{GenerateOptions, Mode, Sampling};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum QualityArg {
-    Fast,
-    Balanced,
-    Exact,
-}
-
-impl From<QualityArg> for Quality {
-    fn from(q: QualityArg) -> Self {
-        match q {
-            QualityArg::Fast => Quality::Fast,
-            QualityArg::Balanced => Quality::Balanced,
-            QualityArg::Exact => Quality::Exact,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ModeArg {
-    Ape,
-    Parallel,
-    Pcw,
-    Sequential,
-}
-
-impl AskArgs {
-    /// Retrieval, mode and decoding settings for answering.
-    pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
-        let top_k = self.top_k.unwrap_or(5);
-        anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
-        let ape = self.ape.params()?;
-        let quality = self.quality();
-        let mode = match self.mode {
-            Some(ModeArg::Ape) => Mode::Ape(ape),
-            Some(ModeArg::Parallel) => Mode::Parallel,
-            Some(ModeArg::Pcw) => Mode::Pcw,
-            Some(ModeArg::Sequential) => Mode::Sequential,
-            None => quality.mode(ape, self.ape.reread_set()),
-        };
-        let sampling = if self.temperature > 0.0 {
-            Sampling::Sample {
-                temperature: self.temperature,
-                top_p: 0.95,
-                seed: self.seed,
-            }
-        } else {
-            Sampling::Greedy
-        };
-        Ok(AskOptions {
-            top_k,
-            mode,
-            generate: GenerateOptions {
-                max_tokens: self.max_tokens,
-                sampling,
-                attribution,
-            },
-        })
-    }
-
-    /// The quality setting in effect.
-    pub fn quality(&self) -> Quality {
-        self.quality.map(Quality::from).unwrap_or_default()
-    }
-
-    /// What the status line calls the setting: the quality, or the mode
-    /// when one was named.
-    pub fn setting_label(&self) -> String {
-        match self.mode {
-            Some(m) => format!("{m:?}").to_lowercase(),
-            None => self.quality().name().to_string(),
-        }
-    }
-
-    /// Fills what flags and env left unset from the config file.
-    pub fn apply(&mut self, c: &FileConfig) {
-        self.top_k = self.top_k.or(c.top_k);
-        if self.quality.is_none() {
-            self.quality = c.quality.map(|q| match q {
-                Quality::Fast => QualityArg::Fast,
-                Quality::Balanced => QualityArg::Balanced,
-                Quality::Exact => QualityArg::Exact,
-            });
-        }
-        self.ape.apply(c);
-    }
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct AskArgs {
-    /// Speed against faithfulness to sequential prefill: `fast` (APE),
-    /// `balanced` (APE, and the best chunk re-read before the question),
-    /// `exact` (sequential prefill) [default: balanced].
-    #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
-    quality: Option<QualityArg>,
-    /// How retrieved chunks reach the model, overriding --quality.
-    #[arg(long, value_enum)]
-    mode: Option<ModeArg>,
-    #[command(flatten)]
-    ape: ApeArgs,
-    /// Chunks retrieved per question [default: 5].
-    #[arg(long, env = "APE_CHAT_TOP_K", value_name = "K")]
-    top_k: Option<usize>,
-    /// Longest answer, in tokens.
-    #[arg(long, default_value_t = 256, value_name = "N")]
-    max_tokens: usize,
-    /// Sampling temperature; 0 picks the most likely token (deterministic).
-    #[arg(long, default_value_t = 0.0, value_name = "X")]
-    temperature: f32,
-    /// Seed for sampling.
-    #[arg(long, default_value_t = 42)]
-    seed: u32,
-    /// Print the answer only when complete.
-    #[arg(long)]
-    no_stream: bool,
-    /// JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records.
-    #[arg(long)]
-    json: bool,
-}
+use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
+use crate::answer::Answer;
+use crate::engine::Mode;
+use crate::kvstore::KvStore;
+use crate::numfmt::decimal;
+use crate::workspace::{context_size, Workspace};
 
 pub fn run(
     model: &ModelArgs,
@@ -149,12 +28,30 @@ pub fn run(
         anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
     };
     let options = args.options(true)?;
-    let top_k = options.top_k;
-    let ctx = 1024 + top_k * (folder.chunk_tokens() * 3 / 2 + 64) + args.max_tokens;
-    let engine = model.load(ctx.next_multiple_of(256) as u32)?;
-    let mut p = prepare(&engine, folder, &dir, args.json, true)?;
+    let engine = model.load(context_size(
+        options.top_k,
+        folder.chunk_tokens(),
+        args.max_tokens,
+    ))?;
+    let mut ws = Workspace::open(
+        &engine,
+        &dir,
+        &folder.options(),
+        KvStore::default_location(),
+    )?;
+    // Only the text stage: retrieval works from BM25 at once, and the
+    // states this question needs are encoded now (the rest can wait).
+    let mut bar = IndexBar::new(args.json);
+    let report = ws.refresh_text(&CANCEL, &mut |p| bar.show(p))?;
+    bar.finish();
+    if report.busy && !args.json {
+        eprintln!(
+            "{}",
+            dim("another ape-chat process is updating this folder: using the index as it is")
+        );
+    }
     anyhow::ensure!(
-        !p.index.is_empty(),
+        !ws.index.is_empty(),
         "no readable text files in {}",
         dir.display()
     );
@@ -172,14 +69,7 @@ pub fn run(
         };
         r.map_err(|e| write_err = Some(e)).is_ok() && !CANCEL.load(Ordering::Relaxed)
     };
-    let answer = ask(
-        &p.states,
-        &p.index,
-        &mut p.embedder,
-        &question,
-        &options,
-        &mut on_text,
-    )?;
+    let answer = ws.ask(&question, &options, &mut on_text)?;
     if let Some(e) = write_err {
         return Err(e.into());
     }
@@ -296,7 +186,8 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
             "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
             "ttft_ms": ms(g.ttft), "decode_tokens_per_s": g.decode_tokens_per_s(),
             "answer_tokens": g.tokens.len(),
-            "chunks_encoded": a.encoded, "cache_rejected": a.rejected,
+            "chunks_encoded": a.encoded, "states_encoded_on_demand": a.encoded,
+            "cache_rejected": a.rejected,
         })
     )?;
     Ok(())

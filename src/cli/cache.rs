@@ -40,7 +40,7 @@ pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
                 println!(
                     "{} {}",
                     bold("KV-state cache"),
-                    crate::paths::cache_dir().join("kv").display()
+                    crate::paths::kv_dir().display()
                 );
                 println!("  {} states, {:.1} MB", s.entries, mb(s.bytes));
                 println!(

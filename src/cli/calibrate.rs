@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
-use super::eval::{engine_for, eval_store};
 use super::style::{bold, dim};
 use super::ModelArgs;
 use crate::config::{self, FileConfig, ModelConfig};
@@ -16,7 +15,8 @@ use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::eval::calibrate::{
     self, CalibrateOptions, Calibration, Measure, Objective, Progress, SearchOptions,
 };
-use crate::eval::dataset;
+use crate::eval::datasets;
+use crate::kvstore::KvStore;
 
 /// What to optimise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -94,8 +94,8 @@ impl CalibrateArgs {
 }
 
 pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> {
-    let records = dataset::load(&args.dataset)?;
-    let engine = engine_for(model, &records, args.max_tokens)?;
+    let records = datasets::load(&args.dataset)?;
+    let engine = model.load(crate::eval::context_for(&records, args.max_tokens))?;
     let options = CalibrateOptions {
         objective: args.objective.into(),
         parts: [args.search, args.accept, args.report],
@@ -111,7 +111,7 @@ pub fn run(model: &ModelArgs, args: &CalibrateArgs) -> anyhow::Result<ExitCode> 
     let quiet = args.json;
     let c = calibrate::calibrate(
         &engine,
-        &eval_store,
+        &KvStore::eval_location,
         &records,
         &args.dataset.display().to_string(),
         &options,

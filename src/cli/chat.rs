@@ -1,20 +1,23 @@
 //! `ape-chat [DIR]`: the interactive UI. The UI thread never touches the
-//! engine: a worker thread owns the model, the index and the watcher, and
-//! both sides talk through messages. Chat history persists per folder.
+//! engine: a worker thread owns the model, the folder and the watcher, and
+//! both sides talk through messages (one channel each way). Chat history
+//! persists per folder.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::ask::AskArgs;
-use super::index::{prepare, update, FolderArgs};
-use super::ModelArgs;
-use crate::answer::{ask, AskOptions};
+use super::output::{eta, stage_name};
+use super::{AskArgs, FolderArgs, ModelArgs};
+use crate::answer::AskOptions;
+use crate::index::{IndexProgress, Stage};
+use crate::kvstore::KvStore;
 use crate::tui::{self, Effect, Model, Msg, SourceView, Status, Turn};
 use crate::watch::{FolderWatcher, WatchMsg};
+use crate::workspace::{context_size, Step, Workspace};
 
 pub fn run(
     model: &ModelArgs,
@@ -42,7 +45,7 @@ pub fn run(
     };
 
     let (tx, rx) = mpsc::channel();
-    let (req_tx, req_rx) = mpsc::channel::<String>();
+    let (events_tx, events_rx) = mpsc::channel::<Event>();
     let cancel = Arc::new(AtomicBool::new(false));
     let worker = Worker {
         model: model.clone(),
@@ -52,7 +55,8 @@ pub fn run(
         tx: tx.clone(),
         cancel: Arc::clone(&cancel),
     };
-    std::thread::spawn(move || worker.run(req_rx));
+    let watch_tx = events_tx.clone();
+    std::thread::spawn(move || worker.run(events_rx, watch_tx));
     let save = |turns: &[Turn]| {
         if let Ok(json) = serde_json::to_vec(turns) {
             let _ = crate::fsutil::write_atomic(&history, &[&json]);
@@ -65,7 +69,7 @@ pub fn run(
         |m, effect| match effect {
             Effect::Ask(q) => {
                 cancel.store(false, Ordering::SeqCst);
-                let _ = req_tx.send(q);
+                let _ = events_tx.send(Event::Ask(q));
             }
             Effect::Cancel => cancel.store(true, Ordering::SeqCst),
             Effect::Save => save(&m.turns),
@@ -74,6 +78,13 @@ pub fn run(
     )?;
     save(&end.turns);
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the worker hears, on one channel: questions from the UI and
+/// batches from the folder watcher.
+enum Event {
+    Ask(String),
+    Watch(WatchMsg),
 }
 
 /// Owns everything that computes; reports through `tx`.
@@ -91,60 +102,123 @@ impl Worker {
         let _ = self.tx.send(m);
     }
 
-    fn run(self, requests: Receiver<String>) {
-        if let Err(e) = self.serve(&requests) {
+    fn run(self, events: Receiver<Event>, watch_tx: Sender<Event>) {
+        if let Err(e) = self.serve(&events, watch_tx) {
             self.send(Msg::Activity(format!("error: {e:#}")));
             // Keep answering requests with the error so the UI never hangs.
-            while requests.recv().is_ok() {
-                self.send(Msg::Failed(format!("{e:#}")));
+            while let Ok(ev) = events.recv() {
+                if let Event::Ask(_) = ev {
+                    self.send(Msg::Failed(format!("{e:#}")));
+                }
             }
         }
     }
 
-    fn serve(&self, requests: &Receiver<String>) -> anyhow::Result<()> {
+    /// Loads the model, makes the folder answerable (the text stage, in
+    /// seconds), then answers questions as they come and, between them, does
+    /// the rest of the indexing one unit at a time: a question waits for at
+    /// most the unit in flight.
+    fn serve(&self, events: &Receiver<Event>, watch_tx: Sender<Event>) -> anyhow::Result<()> {
         self.send(Msg::Activity("loading model…".into()));
-        let ctx = 1024
-            + self.options.top_k * (self.folder.chunk_tokens() * 3 / 2 + 64)
-            + self.options.generate.max_tokens;
-        let engine = self.model.load(ctx.next_multiple_of(256) as u32)?;
-        let (wtx, wrx) = mpsc::channel();
+        let o = &self.options;
+        let engine = self.model.load(context_size(
+            o.top_k,
+            self.folder.chunk_tokens(),
+            o.generate.max_tokens,
+        ))?;
         let _watcher = FolderWatcher::start(
             &self.dir,
             Duration::from_millis(1500),
             crate::paths::cache_dir(),
-            wtx,
+            move |m| {
+                let _ = watch_tx.send(Event::Watch(m));
+            },
         )
         .map_err(|e| self.send(Msg::Activity(format!("watcher unavailable: {e}"))))
         .ok();
-        self.send(Msg::Activity("indexing…".into()));
-        let mut p = prepare(&engine, &self.folder, &self.dir, true, true)?;
-        self.send(Msg::Index {
-            files: p.index.files(),
-            chunks: p.index.len(),
-        });
-        self.send(Msg::Activity("ready".into()));
+        let mut ws = Workspace::open(
+            &engine,
+            &self.dir,
+            &self.folder.options(),
+            KvStore::default_location(),
+        )?;
+        self.refresh_text(&mut ws)?;
+        let mut background = Background::new(&ws);
         loop {
-            match requests.recv_timeout(Duration::from_millis(200)) {
-                Ok(q) => self.answer(&q, &mut p),
-                Err(RecvTimeoutError::Timeout) => self.on_watch(&wrx, &mut p),
-                Err(RecvTimeoutError::Disconnected) => return Ok(()),
+            let event = if background.done {
+                match events.recv() {
+                    Ok(e) => Some(e),
+                    Err(_) => return Ok(()),
+                }
+            } else {
+                match events.try_recv() {
+                    Ok(e) => Some(e),
+                    Err(TryRecvError::Empty) => None,
+                    Err(TryRecvError::Disconnected) => return Ok(()),
+                }
+            };
+            match event {
+                Some(Event::Ask(q)) => self.answer(&q, &mut ws),
+                Some(Event::Watch(WatchMsg::Changed(_))) => {
+                    // Coalesce what else arrived meanwhile; one text pass
+                    // covers all of it.
+                    self.send(Msg::Activity("re-reading changed files…".into()));
+                    match self.refresh_text(&mut ws) {
+                        Ok(()) => background = Background::new(&ws),
+                        Err(e) => self.send(Msg::Activity(format!("re-indexing failed: {e}"))),
+                    }
+                }
+                Some(Event::Watch(WatchMsg::Error(e))) => {
+                    self.send(Msg::Activity(format!("watcher: {e}")))
+                }
+                None => match ws.step(true) {
+                    Ok(Some(Step::Yielded)) => std::thread::sleep(Duration::from_millis(100)),
+                    Ok(Some(step)) => self.send(Msg::Activity(background.after(step))),
+                    Ok(None) => {
+                        background.done = true;
+                        self.send(Msg::Activity("ready · every chunk state cached".into()));
+                    }
+                    Err(e) => {
+                        background.done = true;
+                        self.send(Msg::Activity(format!("background indexing failed: {e}")));
+                    }
+                },
             }
         }
     }
 
-    fn answer(&self, q: &str, p: &mut super::index::Prepared<'_>) {
+    /// The text stage, with the status bar following it.
+    fn refresh_text(&self, ws: &mut Workspace<'_>) -> anyhow::Result<()> {
+        let never = AtomicBool::new(false);
+        let r = ws.refresh_text(&never, &mut |p| {
+            if let IndexProgress::Stage { stage, done, total } = p {
+                self.send(Msg::Activity(format!(
+                    "{} {done}/{total}",
+                    stage_name(stage)
+                )));
+            }
+        })?;
+        self.send(Msg::Index {
+            files: ws.index.files(),
+            chunks: ws.index.len(),
+        });
+        if r.files_indexed + r.files_removed > 0 {
+            self.send(Msg::Activity(format!(
+                "answers ready · {} files read, {} removed",
+                r.files_indexed, r.files_removed
+            )));
+        } else {
+            self.send(Msg::Activity("answers ready".into()));
+        }
+        Ok(())
+    }
+
+    fn answer(&self, q: &str, ws: &mut Workspace<'_>) {
         let cancel = &self.cancel;
-        let result = ask(
-            &p.states,
-            &p.index,
-            &mut p.embedder,
-            q,
-            &self.options,
-            &mut |piece| {
-                self.send(Msg::Token(piece.to_string()));
-                !cancel.load(Ordering::SeqCst)
-            },
-        );
+        let result = ws.ask(q, &self.options, &mut |piece| {
+            self.send(Msg::Token(piece.to_string()));
+            !cancel.load(Ordering::SeqCst)
+        });
         match result {
             Ok(a) => {
                 let sources = a
@@ -155,7 +229,7 @@ impl Worker {
                         lines: s.chunk.lines,
                         heading: s.chunk.heading.join(" › "),
                         share: s.attention_share,
-                        preview: p.index.text(s.hit.id).ok().flatten().unwrap_or_default(),
+                        preview: ws.index.text(s.hit.id).ok().flatten().unwrap_or_default(),
                     })
                     .collect();
                 let g = &a.generated;
@@ -168,31 +242,42 @@ impl Worker {
             Err(e) => self.send(Msg::Failed(e.to_string())),
         }
     }
+}
 
-    fn on_watch(&self, wrx: &Receiver<WatchMsg>, p: &mut super::index::Prepared<'_>) {
-        let mut changed = 0;
-        for msg in wrx.try_iter() {
-            match msg {
-                WatchMsg::Changed(paths) => changed += paths.len(),
-                WatchMsg::Error(e) => self.send(Msg::Activity(format!("watcher: {e}"))),
-            }
+/// Progress of the background stages, for the status bar.
+struct Background {
+    done: bool,
+    vectors: (usize, Instant),
+    states: (usize, Instant),
+}
+
+impl Background {
+    fn new(ws: &Workspace<'_>) -> Self {
+        let b = ws.backlog();
+        Self {
+            done: b.is_empty(),
+            vectors: (b.vectors.len(), Instant::now()),
+            states: (b.states.len(), Instant::now()),
         }
-        if changed == 0 {
-            return;
+    }
+
+    /// The status line after `step`: the stage, how far, and an ETA.
+    fn after(&mut self, step: Step) -> String {
+        let (stage, left, (total, started)) = match step {
+            Step::Vectors { left, .. } => (Stage::Vectors, left, &mut self.vectors),
+            Step::State { left, .. } => (Stage::States, left, &mut self.states),
+            Step::Yielded => return String::new(),
+        };
+        if left >= *total {
+            // The backlog grew (a question's chunks): restart the count.
+            (*total, *started) = (left + 1, Instant::now());
         }
-        self.send(Msg::Activity("re-indexing changed files…".into()));
-        match update(&mut p.index, &p.states, &mut p.embedder, &self.folder, true) {
-            Ok(r) => {
-                self.send(Msg::Index {
-                    files: p.index.files(),
-                    chunks: p.index.len(),
-                });
-                self.send(Msg::Activity(format!(
-                    "re-indexed: {} updated, {} removed",
-                    r.files_indexed, r.files_removed
-                )));
-            }
-            Err(e) => self.send(Msg::Activity(format!("re-indexing failed: {e}"))),
-        }
+        let done = *total - left;
+        format!(
+            "answers ready · {} {done}/{}{}",
+            stage_name(stage),
+            *total,
+            eta(*started, done, *total)
+        )
     }
 }

@@ -1,24 +1,21 @@
-//! `ape-chat eval` (answer a dataset in several modes and score it) and
-//! `ape-chat convert-squad` (make such a dataset from SQuAD v2).
+//! `ape-chat eval`: flags → a resumable run ([`crate::eval::results`]) →
+//! the per-mode table, the ablation against sequential prefill and every
+//! pair's paired differences.
 
-use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use super::index::PrefixArgs;
 use super::style::{bold, dim};
-use super::{ApeArgs, ModelArgs, Origins, CANCEL};
+use super::{ApeArgs, ModelArgs, Origins, PrefixArgs, CANCEL};
 use crate::engine::{ApeParams, Engine, Mode};
 use crate::eval::calibrate::load_provenance;
-use crate::eval::dataset::{self, Record};
-use crate::eval::run::{
-    compare, evaluate, summarize, ModeSummary, Paired, Prediction, Retention, Stamp,
-};
+use crate::eval::datasets;
+use crate::eval::results::{default_path, Results};
+use crate::eval::run::{compare, summarize, ModeSummary, Paired, Prediction, Retention, Stamp};
 use crate::eval::stats::{Estimate, RESAMPLES};
 use crate::kvstore::KvStore;
 
@@ -59,74 +56,6 @@ pub struct EvalArgs {
     /// Print the summary and every prediction as one JSON object.
     #[arg(long)]
     json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct ConvertArgs {
-    /// SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data].
-    #[arg(long, value_name = "FILE")]
-    squad: Option<PathBuf>,
-    /// Output JSON Lines file.
-    #[arg(long, value_name = "FILE")]
-    out: PathBuf,
-    /// Contexts per record: the gold paragraph plus distractors from its article.
-    #[arg(long, default_value_t = 10, value_name = "K")]
-    contexts: usize,
-    /// Also keep unanswerable questions.
-    #[arg(long)]
-    unanswerable: bool,
-    /// Seed for distractor choice and order.
-    #[arg(long, default_value_t = 42)]
-    seed: u64,
-    /// Keep N records, spread evenly over the dataset.
-    #[arg(long, value_name = "N")]
-    limit: Option<usize>,
-    /// Leave out the questions of this dataset (so a calibration set and an
-    /// evaluation set never share a question).
-    #[arg(long, value_name = "FILE")]
-    exclude: Option<PathBuf>,
-    /// Which articles to draw on: every fourth is kept for calibration, the
-    /// rest for evaluation, so the two sets never share a paragraph.
-    #[arg(long, value_enum, default_value = "all")]
-    articles: ArticlesArg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum ArticlesArg {
-    All,
-    Evaluation,
-    Calibration,
-}
-
-pub fn convert(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
-    let path = args
-        .squad
-        .clone()
-        .unwrap_or_else(|| crate::paths::cache_dir().join("data/squad-v2-dev.json"));
-    let mut records = dataset::from_squad(
-        &crate::eval::squad::load(&path)?,
-        args.contexts.max(1),
-        args.unanswerable,
-        args.seed,
-        match args.articles {
-            ArticlesArg::All => dataset::Articles::All,
-            ArticlesArg::Evaluation => dataset::Articles::Evaluation,
-            ArticlesArg::Calibration => dataset::Articles::Calibration,
-        },
-    );
-    if let Some(path) = &args.exclude {
-        let ids: std::collections::HashSet<String> =
-            dataset::load(path)?.into_iter().map(|r| r.id).collect();
-        records.retain(|r| !ids.contains(&r.id));
-    }
-    if let Some(n) = args.limit.filter(|&n| n < records.len()) {
-        // Spread evenly over the dataset rather than taking one article.
-        let total = records.len();
-        records = (0..n).map(|i| records[i * total / n].clone()).collect();
-    }
-    dataset::save(&args.out, &records)?;
-    eprintln!("wrote {} records to {}", records.len(), args.out.display());
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Mode names to modes; APE settings not named in a spec come from `ape`.
@@ -170,19 +99,18 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> anyhow::Result<ApeParams> {
 
 pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow::Result<ExitCode> {
     let modes = parse_modes(&args.modes, args.ape.params()?)?;
-    let mut records = dataset::load(&args.dataset)?;
+    let mut records = datasets::load(&args.dataset)?;
     records.truncate(args.limit.unwrap_or(usize::MAX));
     anyhow::ensure!(
         !records.is_empty(),
         "{}: no records",
         args.dataset.display()
     );
-    let engine = engine_for(model, &records, args.max_tokens)?;
-    let states = args.prefix.states(&engine, eval_store())?;
-    let system = args.prefix.system_prompt();
+    let engine = model.load(crate::eval::context_for(&records, args.max_tokens))?;
+    let states = args.prefix.states(&engine, KvStore::eval_location())?;
     let stamp = Stamp::new(
         &states,
-        &system,
+        &args.prefix.system_prompt(),
         args.prefix.newlines(),
         &args.style,
         args.max_tokens,
@@ -201,46 +129,36 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
             );
         }
     }
-    let results = args
+    let path = args
         .results
         .clone()
-        .unwrap_or_else(|| default_results(args, &stamp));
-    let (mut done, other) = read_predictions(&results, &stamp);
-    if other > 0 && !args.json {
-        eprintln!(
-            "{}",
-            dim(&format!(
-                "{} rows of {} were made with other settings (model, prompt, style or length): left out",
-                other,
-                results.display()
-            ))
-        );
-    }
-    // Per record, the modes (and APE values) it has no row for yet.
-    let todo: Vec<(&Record, Vec<Mode>)> = records
-        .iter()
-        .map(|r| {
-            let missing = modes
-                .iter()
-                .copied()
-                .filter(|&m| !done.iter().any(|p| p.id == r.id && p.is(m)))
-                .collect::<Vec<_>>();
-            (r, missing)
-        })
-        .filter(|(_, missing)| !missing.is_empty())
-        .collect();
-    let finished = records.len() - todo.len();
-    if !args.json && finished > 0 {
-        eprintln!(
-            "resuming: {finished} of {} records already in {}",
-            records.len(),
-            results.display()
-        );
+        .unwrap_or_else(|| default_path(&args.dataset, &stamp));
+    let mut results = Results::open(&path, &stamp);
+    if !args.json {
+        if results.other > 0 {
+            eprintln!(
+                "{}",
+                dim(&format!(
+                    "{} rows of {} were made with other settings (model, prompt, style or length): left out",
+                    results.other,
+                    path.display()
+                ))
+            );
+        }
+        let todo = results.missing(&records, &modes).len();
+        if todo < records.len() {
+            eprintln!(
+                "resuming: {} of {} records already in {}",
+                records.len() - todo,
+                records.len(),
+                path.display()
+            );
+        }
     }
     let bar = if args.json {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(todo.len() as u64)
+        ProgressBar::new(0)
     };
     bar.set_style(
         ProgressStyle::with_template(
@@ -248,35 +166,24 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    if let Some(dir) = results.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&results)?;
-    for (r, missing) in todo {
-        if CANCEL.load(Ordering::Relaxed) {
-            break;
-        }
-        let preds = evaluate(&states, r, &missing, &stamp)?;
-        for p in &preds {
-            writeln!(out, "{}", serde_json::to_string(p)?)?;
-        }
-        out.flush()?;
-        done.extend(preds);
-        bar.inc(1);
-    }
+    results.complete(&states, &records, &modes, &CANCEL, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
     bar.finish_and_clear();
     let ids: std::collections::HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
-    done.retain(|p| ids.contains(p.id.as_str()));
+    let done: Vec<Prediction> = results
+        .rows
+        .into_iter()
+        .filter(|p| ids.contains(p.id.as_str()))
+        .collect();
     let summary: Vec<_> = modes.iter().map(|&m| summarize(&done, m)).collect();
     let (paired, retention) = compare(&done, &modes);
     if args.json {
         println!(
             "{}",
             json!({
-                "results": results,
+                "results": path,
                 "settings": stamp,
                 "summary": summary,
                 "paired": paired,
@@ -290,7 +197,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
             "{} {} records · {}",
             bold("eval"),
             records.len(),
-            results.display()
+            path.display()
         );
         print_tables(&summary, &paired, &retention);
     }
@@ -431,63 +338,4 @@ fn print_paired<'a>(metric: &str, rows: impl Iterator<Item = (&'a Paired, &'a Es
         let ci = format!("{:+.4} [{:+.4}, {:+.4}]", e.value, e.lo, e.hi);
         println!("  {pair:<22} {ci:<30} {verdict}");
     }
-}
-
-/// The model with a context wide enough for every record (a generous
-/// bound: two bytes per token, prefix, question and answer).
-pub(super) fn engine_for(
-    model: &ModelArgs,
-    records: &[Record],
-    max_tokens: usize,
-) -> anyhow::Result<crate::engine::Engine> {
-    let widest = records
-        .iter()
-        .map(|r| r.contexts.iter().map(|c| c.len() / 2 + 16).sum::<usize>())
-        .max()
-        .unwrap_or(0);
-    model.load((widest + 1024 + max_tokens).next_multiple_of(256) as u32)
-}
-
-/// Where eval and calibration keep their chunk states (index gc never
-/// touches it).
-pub(super) fn eval_store() -> KvStore {
-    KvStore::new(crate::paths::cache_dir().join("kv-eval"))
-}
-
-/// Predictions already made with `stamp`, and how many rows of the file
-/// were made with other settings (a torn last line from a killed run, or a
-/// row from an older format, is skipped).
-fn read_predictions(path: &std::path::Path, stamp: &Stamp) -> (Vec<Prediction>, usize) {
-    let rows: Vec<Prediction> = std::fs::File::open(path)
-        .map(|f| {
-            std::io::BufReader::new(f)
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|l| serde_json::from_str(&l).ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    let total = rows.len();
-    let mine: Vec<Prediction> = rows.into_iter().filter(|p| p.settings == *stamp).collect();
-    let other = total - mine.len();
-    (mine, other)
-}
-
-/// The results file for this dataset and stamp. Rows carry their mode and
-/// stamp, so runs with other modes or APE values share the file and reuse
-/// what they have in common.
-fn default_results(args: &EvalArgs, stamp: &Stamp) -> PathBuf {
-    let mut h = blake3::Hasher::new();
-    h.update(
-        args.dataset
-            .canonicalize()
-            .unwrap_or_else(|_| args.dataset.clone())
-            .to_string_lossy()
-            .as_bytes(),
-    );
-    h.update(serde_json::to_string(stamp).unwrap_or_default().as_bytes());
-    h.update(b"v3");
-    crate::paths::cache_dir()
-        .join("eval")
-        .join(format!("{}.jsonl", &h.finalize().to_hex()[..16]))
 }

@@ -10,11 +10,13 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::json;
 
-use super::index::{prepare, print_summary, update, FolderArgs};
+use super::output::{print_summary, IndexBar};
 use super::style::dim;
-use super::{ModelArgs, CANCEL};
+use super::{FolderArgs, ModelArgs, CANCEL};
 use crate::index::UpdateReport;
+use crate::kvstore::KvStore;
 use crate::watch::{FolderWatcher, WatchMsg};
+use crate::workspace::Workspace;
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -37,10 +39,25 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     // never missed.
     let (tx, rx) = mpsc::channel();
     let debounce = Duration::from_millis(args.debounce_ms.max(50));
-    let _watcher = FolderWatcher::start(&args.dir, debounce, crate::paths::cache_dir(), tx)
-        .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", args.dir.display()))?;
-    let mut p = prepare(&engine, &args.folder, &args.dir, args.json, true)?;
-    emit(args.json, &p.report, 0);
+    let _watcher = FolderWatcher::start(&args.dir, debounce, crate::paths::cache_dir(), move |m| {
+        let _ = tx.send(m);
+    })
+    .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", args.dir.display()))?;
+    let mut ws = Workspace::open(
+        &engine,
+        &args.dir,
+        &args.folder.options(),
+        KvStore::default_location(),
+    )?;
+    // Every unit of the refresh yields to questions anywhere on the machine
+    // (the compute budget), so a TUI or `--ask` is never starved by this.
+    let refresh = |ws: &mut Workspace<'_>| {
+        let mut bar = IndexBar::new(args.json);
+        let r = ws.refresh(true, &CANCEL, &mut |p| bar.show(p));
+        bar.finish();
+        r
+    };
+    emit(args.json, &refresh(&mut ws)?, 0);
     if !args.json {
         eprintln!(
             "{}",
@@ -54,13 +71,7 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
                 while let Ok(WatchMsg::Changed(more)) = rx.try_recv() {
                     paths.extend(more);
                 }
-                match update(
-                    &mut p.index,
-                    &p.states,
-                    &mut p.embedder,
-                    &args.folder,
-                    args.json,
-                ) {
+                match refresh(&mut ws) {
                     Ok(r) => emit(args.json, &r, paths.len()),
                     Err(e) => error(args.json, &format!("re-indexing failed: {e}")),
                 }

@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApeParams {
     /// Attention temperature `T` for chunk keys (`< 1` sharpens).
-    #[serde(serialize_with = "shortest")]
+    #[serde(serialize_with = "crate::numfmt::shortest")]
     pub temperature: f32,
     /// Scaling factor `S` of the chunk block's total attention (`< 1` damps).
-    #[serde(serialize_with = "shortest")]
+    #[serde(serialize_with = "crate::numfmt::shortest")]
     pub scale: f32,
     /// Re-read the `reread` best-ranked chunks sequentially after the
     /// parallel block, right before the question (they see the prefix and
@@ -35,16 +35,6 @@ pub struct ApeParams {
 
 fn is_zero(x: &u32) -> bool {
     *x == 0
-}
-
-/// An f32 setting as the f64 of its shortest decimal, so reports and config
-/// files say 0.9 rather than 0.8999999761581421 (a plain widening).
-pub fn decimal(x: f32) -> f64 {
-    x.to_string().parse().unwrap_or(x as f64)
-}
-
-fn shortest<S: serde::Serializer>(x: &f32, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(decimal(*x))
 }
 
 impl ApeParams {

@@ -13,7 +13,6 @@
 //! synchronised before the callback returns, so the softmax that follows
 //! reads the edited logits. Everything reports errors as strings for the
 //! hook's fault channel; nothing panics.
-#![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::ptr::null_mut;
@@ -270,10 +269,8 @@ impl Cuda {
         };
         if r != 0 || ctx.is_null() {
             // SAFETY: writes one CUcontext.
-            self.check(
-                unsafe { (self.driver.ctx_current)(&mut ctx) },
-                "cuCtxGetCurrent",
-            )?;
+            let r = unsafe { (self.driver.ctx_current)(&mut ctx) };
+            self.check(r, "cuCtxGetCurrent")?;
         }
         if ctx.is_null() {
             return Err("no CUDA context owns the attention tensor".into());
@@ -426,10 +423,8 @@ impl DeviceScratch {
         let _cur = Current::push(cuda, ctx)?;
         let mut stream = null_mut();
         // SAFETY: creates a stream on the current context.
-        cuda.check(
-            unsafe { (cuda.driver.stream_create)(&mut stream, CU_STREAM_NON_BLOCKING) },
-            "cuStreamCreate",
-        )?;
+        let r = unsafe { (cuda.driver.stream_create)(&mut stream, CU_STREAM_NON_BLOCKING) };
+        cuda.check(r, "cuStreamCreate")?;
         Ok(Self {
             cuda,
             ctx,
@@ -452,8 +447,8 @@ impl DeviceScratch {
         }
         let mut ptr = 0;
         // SAFETY: allocates on the current context.
-        self.cuda
-            .check(unsafe { (d.alloc)(&mut ptr, bytes) }, "cuMemAlloc")?;
+        let r = unsafe { (d.alloc)(&mut ptr, bytes) };
+        self.cuda.check(r, "cuMemAlloc")?;
         *buf = DeviceBuf { ptr, bytes };
         Ok(())
     }
@@ -472,17 +467,15 @@ impl DeviceScratch {
             self.bounds = buf;
             // SAFETY: copies `bounds` (pageable, staged before return) into a
             // buffer at least that large.
-            self.check_d(
-                unsafe {
-                    (d.htod)(
-                        self.bounds.ptr,
-                        bounds.as_ptr().cast(),
-                        bounds.len() * 4,
-                        self.stream,
-                    )
-                },
-                "cuMemcpyHtoD",
-            )?;
+            let r = unsafe {
+                (d.htod)(
+                    self.bounds.ptr,
+                    bounds.as_ptr().cast(),
+                    bounds.len() * 4,
+                    self.stream,
+                )
+            };
+            self.check_d(r, "cuMemcpyHtoD")?;
             self.bounds_host = bounds;
         }
         let mut shares_ptr: CuDevicePtr = 0;
@@ -492,10 +485,8 @@ impl DeviceScratch {
             self.shares = buf;
             shares_ptr = self.shares.ptr;
             // SAFETY: zeroes our own buffer on our stream.
-            self.check_d(
-                unsafe { (d.memset)(shares_ptr, 0, n_chunks * 8, self.stream) },
-                "cuMemsetD8",
-            )?;
+            let r = unsafe { (d.memset)(shares_ptr, 0, n_chunks * 8, self.stream) };
+            self.check_d(r, "cuMemsetD8")?;
         }
         let (inv_t, shift) = job.rewrite.unwrap_or((1.0, 0.0));
         let (mut data, mut n_kv, mut col0) = (job.data, job.n_kv as i64, job.col0 as i64);
@@ -518,32 +509,29 @@ impl DeviceScratch {
         // SAFETY: `params` matches the kernel's signature one for one; the
         // tensor holds `rows × n_kv` f32 and the chunk block lies inside each
         // row (checked by the hook); our buffers hold bounds and shares.
-        self.check_d(
-            unsafe {
-                (d.launch)(
-                    f,
-                    job.rows as c_uint,
-                    1,
-                    1,
-                    THREADS,
-                    1,
-                    1,
-                    shared,
-                    self.stream,
-                    params.as_mut_ptr(),
-                    null_mut(),
-                )
-            },
-            "cuLaunchKernel",
-        )?;
+        let r = unsafe {
+            (d.launch)(
+                f,
+                job.rows as c_uint,
+                1,
+                1,
+                THREADS,
+                1,
+                1,
+                shared,
+                self.stream,
+                params.as_mut_ptr(),
+                null_mut(),
+            )
+        };
+        self.check_d(r, "cuLaunchKernel")?;
         let mut out = None;
         if job.shares {
             let mut v = vec![0f64; n_chunks];
             // SAFETY: `v` holds n_chunks f64; synchronised below before use.
-            self.check_d(
-                unsafe { (d.dtoh)(v.as_mut_ptr().cast(), shares_ptr, n_chunks * 8, self.stream) },
-                "cuMemcpyDtoH",
-            )?;
+            let r =
+                unsafe { (d.dtoh)(v.as_mut_ptr().cast(), shares_ptr, n_chunks * 8, self.stream) };
+            self.check_d(r, "cuMemcpyDtoH")?;
             out = Some(v);
         }
         // SAFETY: waits for our stream.

@@ -13,13 +13,17 @@
 
 pub mod ape;
 pub mod check;
+#[allow(unsafe_code)]
 mod cuda;
 pub mod generate;
+#[allow(unsafe_code)]
 mod hook;
 pub mod model_info;
 pub mod prompt;
+#[allow(unsafe_code)]
 mod raw_params;
 mod seqstate;
+#[allow(unsafe_code)]
 pub mod session;
 pub mod state;
 

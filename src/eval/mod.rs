@@ -1,10 +1,27 @@
-//! Evaluation: datasets (SQuAD and its conversion to records), scoring,
-//! and answering records in every mode.
+//! Evaluation: how close each mode's answers come to sequential prefill.
+//!
+//! - [`datasets`]: records and the datasets they come from (SQuAD);
+//! - [`rank`]: a record's contexts ranked as retrieval would;
+//! - [`run`]: one record answered in several modes, scored, stamped;
+//! - [`results`]: resumable runs over a dataset;
+//! - [`score`], [`stats`]: EM/F1 and paired bootstrap intervals;
+//! - [`calibrate`]: choosing APE's settings for a model, honestly.
 
 pub mod calibrate;
-pub mod dataset;
+pub mod datasets;
 pub mod rank;
+pub mod results;
 pub mod run;
 pub mod score;
-pub mod squad;
 pub mod stats;
+
+/// KV cells a context needs for the widest of `records` (a generous bound:
+/// two bytes of text per token, prefix, question and answer).
+pub fn context_for(records: &[datasets::Record], max_tokens: usize) -> u32 {
+    let widest = records
+        .iter()
+        .map(|r| r.contexts.iter().map(|c| c.len() / 2 + 16).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    (widest + 1024 + max_tokens).next_multiple_of(256) as u32
+}

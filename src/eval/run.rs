@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::dataset::Record;
+use super::datasets::Record;
 use super::score::score;
 use super::stats::{paired_difference, ratio_of_means, Estimate};
 use crate::engine::generate::{decode_answer, prefill, score_continuation, Context};

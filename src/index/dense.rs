@@ -30,26 +30,26 @@ pub struct EmbedOptions {
 impl Default for EmbedOptions {
     fn default() -> Self {
         Self {
-            model_dir: std::env::var_os("APE_CHAT_EMBED_MODEL")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| crate::paths::cache_dir().join("embed/all-MiniLM-L6-v2")),
+            // The CLI passes `--embed-model` / APE_CHAT_EMBED_MODEL (clap
+            // reads the variable); the library only knows the default.
+            model_dir: crate::paths::embed_model_dir(),
             ort_lib: None,
             threads: 1,
         }
     }
 }
 
-/// `ORT_DYLIB_PATH`, next to the binary, then the cache's `lib/`.
+/// The given library (the CLI's `--ort-lib` / `ORT_DYLIB_PATH`), next to
+/// the binary, then the cache's `lib/`.
 fn find_ort(explicit: Option<&Path>) -> Result<PathBuf, IndexError> {
     let mut candidates: Vec<PathBuf> = explicit.map(Path::to_path_buf).into_iter().collect();
-    candidates.extend(std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from));
     if let Some(dir) = std::env::current_exe()
         .ok()
         .and_then(|e| e.parent().map(Path::to_path_buf))
     {
         candidates.push(dir.join("libonnxruntime.so"));
     }
-    candidates.push(crate::paths::cache_dir().join("lib/libonnxruntime.so.1.31.1"));
+    candidates.push(crate::paths::onnxruntime_lib());
     candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
         IndexError::Embed(
             "ONNX Runtime (libonnxruntime.so ≥ 1.24) not found: run scripts/setup.sh, or set ORT_DYLIB_PATH".into(),
@@ -100,7 +100,7 @@ impl Embedder {
             TextEmbedding::try_new_from_user_defined(user, init)
         } else {
             let init = TextInitOptions::new(EmbeddingModel::AllMiniLML6V2)
-                .with_cache_dir(crate::paths::cache_dir().join("fastembed"))
+                .with_cache_dir(crate::paths::fastembed_dir())
                 .with_environment(env)
                 .with_intra_threads(o.threads)
                 .with_show_download_progress(false);

@@ -112,23 +112,37 @@ fn bench_reports_every_figure() {
         .arg(tiny_model_path())
         .succeed();
     let r: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let modes: Vec<&str> = r["modes"]
-        .as_array()
-        .expect("modes")
-        .iter()
-        .filter_map(|m| m["mode"].as_str())
-        .collect();
-    assert_eq!(modes, ["sequential", "parallel", "ape"]);
-    for key in [
-        "ttft_ratio_sequential_over_ape",
-        "decode_ratio_ape_over_parallel",
-        "state_bytes_per_token",
-    ] {
-        assert!(
-            r[key].as_f64().is_some_and(|x| x > 0.0),
-            "{key}: {}",
-            r[key]
-        );
+    let modes = r["modes"].as_array().expect("modes");
+    let names: Vec<&str> = modes.iter().filter_map(|m| m["mode"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sequential",
+            "pcw",
+            "parallel",
+            "ape (T=0.9, S=0.9)",
+            "ape (T=0.9, S=0.9, re-read 1)"
+        ]
+    );
+    for m in modes {
+        for key in [
+            "ttft_ms",
+            "ttft_min_ms",
+            "ttft_warm_ms",
+            "decode_tokens_per_s",
+            "speedup",
+        ] {
+            assert!(m[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {m}");
+        }
+        let (min, median) = (m["ttft_min_ms"].as_f64(), m["ttft_ms"].as_f64());
+        assert!(min <= median, "{m}");
+    }
+    // Cached modes read state files (cold, then warm); sequential reads none.
+    assert_eq!(modes[0]["read_ms"].as_f64(), Some(0.0));
+    assert_eq!(modes[0]["speedup"].as_f64(), Some(1.0));
+    for m in &modes[1..] {
+        let (read, load) = (m["read_ms"].as_f64(), m["load_ms"].as_f64());
+        assert!(read.is_some_and(|r| r > 0.0) && read <= load, "{m}");
     }
     // SmolLM2-135M: 30 layers × 3 KV heads × 64 dims × (K + V) × 2 bytes ≈ 23 KB.
     let bpt = r["state_bytes_per_token"].as_f64().unwrap_or(0.0);
@@ -160,10 +174,11 @@ fn bench_suite_writes_json_and_a_chart() {
         .collect();
     assert_eq!(sizes, [1, 2], "sorted");
     for p in r["sizes"].as_array().expect("sizes") {
-        assert_eq!(p["modes"].as_array().map(Vec::len), Some(3));
-        assert!(p["ttft_ratio_sequential_over_ape"]
-            .as_f64()
-            .is_some_and(|x| x > 0.0));
+        let modes = p["modes"].as_array().expect("modes");
+        assert_eq!(modes.len(), 5);
+        assert!(modes
+            .iter()
+            .all(|m| m["speedup"].as_f64().is_some_and(|x| x > 0.0)));
     }
     let st = &r["states"];
     let (f16, q8) = (
@@ -172,14 +187,16 @@ fn bench_suite_writes_json_and_a_chart() {
     );
     assert!((23_000.0..24_500.0).contains(&f16), "{st}");
     assert!(q8 > 0.0 && q8 < f16, "q8_0 K is smaller: {st}");
-    assert!(st["file_read_mb_per_s"].as_f64().is_some_and(|x| x > 0.0));
+    for key in ["file_read_cold_mb_per_s", "file_read_warm_mb_per_s"] {
+        assert!(st[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {st}");
+    }
     assert!(
         r["index"]["chunks"].as_u64().is_some_and(|n| n > 0),
         "{}",
         r["index"]
     );
     let svg = std::fs::read_to_string(out_dir.join("bench-suite.svg")).expect("svg");
-    assert!(svg.starts_with("<svg") && svg.contains("APE (cached states)"));
+    assert!(svg.starts_with("<svg") && svg.contains("sequential") && svg.contains("ape (T=0.9"));
     assert!(
         svg.contains("SmolLM2-135M-Instruct"),
         "the chart names the model"
@@ -201,8 +218,8 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
     let stats = record(&first, "stats");
     assert_eq!(stats["mode"], "ape");
     assert_eq!(
-        stats["chunks_encoded"], 0,
-        "the index update encodes every chunk first"
+        stats["states_encoded_on_demand"], 3,
+        "a new folder: --ask indexes the text and encodes what it retrieved"
     );
     for key in [
         "retrieval_ms",
@@ -239,8 +256,21 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
         record(&first, "answer")["text"].as_str().expect("text")
     );
 
-    assert_eq!(record(&ask("parallel"), "stats")["mode"], "parallel");
-    assert_eq!(record(&ask("sequential"), "stats")["mode"], "sequential");
+    let again = record(&ask("parallel"), "stats").clone();
+    assert_eq!(again["mode"], "parallel");
+    assert_eq!(again["states_encoded_on_demand"], 0, "cached by the first");
+    let pcw = record(&ask("pcw"), "stats").clone();
+    assert_eq!(pcw["mode"], "pcw");
+    assert_eq!(
+        pcw["states_encoded_on_demand"], 3,
+        "PCW states are their own"
+    );
+    let seq = record(&ask("sequential"), "stats").clone();
+    assert_eq!(seq["mode"], "sequential");
+    assert_eq!(
+        seq["states_encoded_on_demand"], 0,
+        "sequential reads no states"
+    );
 }
 
 #[test]

@@ -281,6 +281,9 @@ fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("tempdir")
 }
 
+/// Killed (SIGKILL) while the states stage runs: the next run redoes no
+/// text or vector work, encodes exactly the states that are missing, and a
+/// third run has nothing left to do.
 #[test]
 fn a_run_killed_mid_caching_resumes_and_stays_consistent() {
     let (cache, root) = (tempdir(), tempdir());
@@ -299,37 +302,60 @@ fn a_run_killed_mid_caching_resumes_and_stays_consistent() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    // Wait for the first commit, then kill without warning.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let committed = loop {
-        let found = fs::read_dir(cache.path().join("indexes"))
+    // Wait for the states stage to have stored a few states, then kill
+    // without warning.
+    let states = |dir: &std::path::Path| -> usize {
+        fs::read_dir(dir.join("kv"))
             .into_iter()
             .flatten()
             .flatten()
-            .any(|d| d.path().join("manifest.json").exists());
-        if found || std::time::Instant::now() > deadline {
-            break found;
+            .map(|d| {
+                fs::read_dir(d.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|f| f.path().extension().is_some_and(|e| e == "kvstate"))
+                    .count()
+            })
+            .sum()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let started = loop {
+        let n = states(cache.path());
+        if n >= 3 || std::time::Instant::now() > deadline {
+            break n >= 3;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     };
     child.kill().expect("SIGKILL");
     let status = child.wait().expect("wait");
-    assert!(committed, "no commit within the deadline");
+    assert!(
+        started,
+        "the states stage did not start within the deadline"
+    );
     assert!(
         !status.success(),
         "the indexer finished before it was killed"
     );
+    let stored = states(cache.path());
 
     let r = index(cache.path(), root.path());
-    assert_eq!(n(&r, "files_indexed") + n(&r, "files_unchanged"), 40, "{r}");
-    assert!(
-        n(&r, "files_unchanged") >= 1,
-        "committed files are not redone: {r}"
+    assert_eq!(
+        n(&r, "files_unchanged"),
+        40,
+        "the text stage was complete: {r}"
     );
+    assert_eq!(n(&r, "files_indexed") + n(&r, "chunks_embedded"), 0, "{r}");
     assert!(
-        n(&r, "files_indexed") >= 1,
+        n(&r, "chunks_encoded") >= 1,
         "the kill interrupted real work: {r}"
     );
+    assert_eq!(
+        n(&r, "chunks_encoded") as usize,
+        n(&r, "chunks") as usize - stored,
+        "exactly the missing states are encoded ({stored} were stored): {r}"
+    );
+    assert_eq!(n(&r, "states_deferred"), 0, "{r}");
     let m = manifest(cache.path());
     let listed: usize = m["files"]
         .as_object()

@@ -1,6 +1,6 @@
-//! `ape-chat bench …`: measurements taken side by side in one run.
+//! `ape-chat bench …`: flags, one call into [`crate::bench`], the report.
 
-mod chart;
+mod first_answer;
 mod retrieval;
 mod suite;
 mod ttft;
@@ -10,10 +10,12 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::ModelArgs;
+use crate::engine::{ApeParams, Mode};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    /// Time to first token and decode speed: sequential vs parallel vs APE.
+    /// Time to first token and decode speed, every mode side by side (state
+    /// files read cold and warm, mode order rotated, medians of repeats).
     Ttft(ttft::TtftArgs),
     /// Every speed figure side by side: TTFT and decode per mode for 5–40
     /// chunks, chunk encoding, state loading, state size (f16 vs q8_0 K),
@@ -22,6 +24,10 @@ pub enum BenchCommand {
     /// Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense,
     /// plus brute-force vector search latency at scale.
     Retrieval(retrieval::RetrievalArgs),
+    /// A new folder's first answer: model load, BM25 ready, first token of
+    /// a first question (states encoded on demand), then with states cached
+    /// and while background indexing has work left.
+    FirstAnswer(first_answer::FirstAnswerArgs),
 }
 
 impl BenchCommand {
@@ -34,6 +40,10 @@ impl BenchCommand {
                 a.folder.apply(c);
             }
             BenchCommand::Retrieval(a) => a.folder.apply(c),
+            BenchCommand::FirstAnswer(a) => {
+                a.folder.apply(c);
+                a.answer.apply(c);
+            }
         }
     }
 }
@@ -43,5 +53,26 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Ttft(args) => ttft::run(model, args),
         BenchCommand::Suite(args) => suite::run(model, args),
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
+        BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
     }
+}
+
+/// The modes benchmarks compare: sequential first (the speedups are over
+/// it), the paper's ablation, and `balanced` (APE re-reading the best chunk).
+fn bench_modes(ape: ApeParams) -> Vec<Mode> {
+    let plain = ApeParams {
+        reread: 0,
+        focus: 0,
+        ..ape
+    };
+    vec![
+        Mode::Sequential,
+        Mode::Pcw,
+        Mode::Parallel,
+        Mode::Ape(plain),
+        Mode::Ape(ApeParams {
+            reread: crate::answer::Quality::BALANCED_REREAD,
+            ..plain
+        }),
+    ]
 }

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::dataset::Record;
+use super::datasets::Record;
 use super::run::{prepare, Prepared, Stamp};
 use crate::engine::{ApeParams, Engine, EngineError, PromptLayout};
 use crate::kvstore::KvStore;
@@ -93,9 +93,7 @@ impl Provenance {
 
 /// Where the provenance of the calibration saved for model `id` is kept.
 fn provenance_path(id: &str) -> std::path::PathBuf {
-    crate::paths::cache_dir()
-        .join("calibrations")
-        .join(format!("{id}.json"))
+    crate::paths::calibrations_dir().join(format!("{id}.json"))
 }
 
 /// Keeps what a calibration for model `id` used, for [`load_provenance`].

@@ -1,61 +1,76 @@
-//! Evaluation records (`{"id", "question", "contexts", "answers"}` per JSON
-//! line) and the SQuAD v2 converter that makes them: each answerable
-//! question with its own paragraph plus distractor paragraphs from the same
-//! article, in a seeded shuffled order.
+//! SQuAD v2 (`scripts/setup.sh --eval-data`): paragraphs grouped by
+//! article, questions with gold answers, unanswerable ones flagged; and its
+//! conversion to records: each answerable question with its own paragraph
+//! plus distractor paragraphs from the same article, in a seeded shuffled
+//! order.
 
-use std::io::{BufRead, Write};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::squad::Squad;
+use super::{DatasetError, Record};
 
-/// One question with its contexts (the chunks) and gold answers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Record {
+#[derive(Debug, Deserialize)]
+pub struct Squad {
+    pub data: Vec<Article>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Article {
+    pub title: String,
+    pub paragraphs: Vec<Paragraph>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Paragraph {
+    pub context: String,
+    pub qas: Vec<Qa>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Qa {
     pub id: String,
     pub question: String,
-    pub contexts: Vec<String>,
-    pub answers: Vec<String>,
-    /// Where the contexts come from (a SQuAD article): records of one
-    /// source share paragraphs, so data splits keep a source together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
+    #[serde(default)]
+    pub answers: Vec<GoldAnswer>,
+    #[serde(default)]
+    pub is_impossible: bool,
 }
 
-/// Reads JSON Lines records; a bad line is an error naming its number.
-pub fn load(path: &Path) -> anyhow::Result<Vec<Record>> {
-    let f = std::fs::File::open(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let r: Record = serde_json::from_str(&line).map_err(|e| {
-            anyhow::anyhow!("{}:{}: not an eval record: {e}", path.display(), i + 1)
-        })?;
-        anyhow::ensure!(
-            !r.contexts.is_empty(),
-            "{}:{}: record `{}` has no contexts",
-            path.display(),
-            i + 1,
-            r.id
-        );
-        out.push(r);
-    }
-    Ok(out)
+#[derive(Debug, Deserialize)]
+pub struct GoldAnswer {
+    pub text: String,
 }
 
-/// Writes records as JSON Lines.
-pub fn save(path: &Path, records: &[Record]) -> anyhow::Result<()> {
-    let mut buf = Vec::new();
-    for r in records {
-        serde_json::to_writer(&mut buf, r)?;
-        buf.write_all(b"\n")?;
-    }
-    crate::fsutil::write_atomic(path, &[&buf])?;
-    Ok(())
+/// Reads a SQuAD JSON file.
+pub fn load(path: &Path) -> Result<Squad, DatasetError> {
+    let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| DatasetError::Invalid {
+        path: path.to_owned(),
+        line: None,
+        message: format!("not SQuAD JSON: {e}"),
+    })
+}
+
+/// Relative file path a paragraph is written to when SQuAD becomes a folder.
+pub fn paragraph_path(article: usize, title: &str, paragraph: usize) -> String {
+    let slug: String = title
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!(
+        "{article:02}-{}/p{paragraph:03}.txt",
+        slug.trim_matches('-')
+    )
 }
 
 /// Which SQuAD articles a dataset draws on. Every fourth article (the
@@ -82,14 +97,14 @@ impl Articles {
 /// SQuAD → records: answerable questions (unless `unanswerable`), each with
 /// its paragraph and `contexts - 1` other paragraphs of the same article,
 /// from the chosen `articles`.
-pub fn from_squad(
+pub fn to_records(
     squad: &Squad,
     contexts: usize,
     unanswerable: bool,
     seed: u64,
     articles: Articles,
 ) -> Vec<Record> {
-    let mut rng = super::stats::Rng::new(seed);
+    let mut rng = crate::eval::stats::Rng::new(seed);
     let mut next = move |n: usize| rng.below(n);
     let mut out = Vec::new();
     for (_, article) in squad
@@ -137,8 +152,25 @@ mod tests {
     }
 
     #[test]
+    fn parses_squad_and_names_paragraph_files() {
+        let json = r#"{"version":"v2.0","data":[{"title":"Super_Bowl 50","paragraphs":[{"context":"C",
+            "qas":[{"id":"1","question":"Q?","answers":[{"text":"A","answer_start":0}],"is_impossible":false},
+                   {"id":"2","question":"U?","answers":[],"is_impossible":true}]}]}]}"#;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("s.json");
+        std::fs::write(&p, json).expect("write");
+        let s = load(&p).expect("parse");
+        assert!(s.data[0].paragraphs[0].qas[1].is_impossible);
+        assert_eq!(s.data[0].paragraphs[0].qas[0].answers[0].text, "A");
+        assert_eq!(
+            paragraph_path(3, "Super_Bowl 50", 7),
+            "03-super-bowl-50/p007.txt"
+        );
+    }
+
+    #[test]
     fn converter_keeps_the_gold_paragraph_and_adds_distractors() {
-        let recs = from_squad(&squad(), 3, false, 7, Articles::All);
+        let recs = to_records(&squad(), 3, false, 7, Articles::All);
         assert_eq!(
             recs.len(),
             1,
@@ -149,13 +181,13 @@ mod tests {
         assert!(r.contexts.contains(&"P0 about cats".to_string()));
         assert_eq!(r.answers, ["cats"]);
         assert_eq!(
-            from_squad(&squad(), 3, false, 7, Articles::All),
+            to_records(&squad(), 3, false, 7, Articles::All),
             recs,
             "seeded: reproducible"
         );
-        assert_eq!(from_squad(&squad(), 3, true, 7, Articles::All).len(), 2);
+        assert_eq!(to_records(&squad(), 3, true, 7, Articles::All).len(), 2);
         assert_eq!(
-            from_squad(&squad(), 9, false, 7, Articles::All)[0]
+            to_records(&squad(), 9, false, 7, Articles::All)[0]
                 .contexts
                 .len(),
             3,
@@ -171,7 +203,7 @@ mod tests {
             .join(",");
         let squad: Squad = serde_json::from_str(&format!(r#"{{"data":[{json}]}}"#)).expect("squad");
         let groups = |a| -> Vec<String> {
-            from_squad(&squad, 1, false, 1, a)
+            to_records(&squad, 1, false, 1, a)
                 .into_iter()
                 .filter_map(|r| r.group)
                 .collect()
@@ -182,16 +214,5 @@ mod tests {
             .iter()
             .all(|g| g != "A3" && g != "A7"));
         assert_eq!(groups(Articles::All).len(), 8);
-    }
-
-    #[test]
-    fn records_round_trip_and_bad_lines_are_named() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let p = dir.path().join("d.jsonl");
-        let recs = from_squad(&squad(), 2, true, 1, Articles::All);
-        save(&p, &recs).expect("save");
-        assert_eq!(load(&p).expect("load"), recs);
-        std::fs::write(&p, "{\"id\": 1}\n").expect("write");
-        assert!(load(&p).expect_err("bad").to_string().contains("d.jsonl:1"));
     }
 }

@@ -7,26 +7,39 @@ use std::path::Path;
 use plotters::prelude::*;
 
 use super::suite::SuiteReport;
+use super::BenchError;
 
-/// Renders `report`'s TTFT figures to an SVG file at `path`.
-pub(super) fn ttft_chart(report: &SuiteReport, path: &Path) -> anyhow::Result<()> {
-    let err = |e: &dyn std::fmt::Debug| anyhow::anyhow!("drawing {}: {e:?}", path.display());
-    let series: Vec<_> = [
-        ("sequential prefill", RGBColor(200, 70, 60)),
-        ("parallel (cached states)", RGBColor(90, 120, 200)),
-        ("APE (cached states)", RGBColor(40, 150, 90)),
-    ]
-    .into_iter()
-    .enumerate()
-    .map(|(i, (name, color))| {
-        let pts: Vec<(f64, f64)> = report
-            .sizes
-            .iter()
-            .filter_map(|p| Some((p.chunks as f64, p.modes.get(i)?.ttft_ms.max(1.0))))
-            .collect();
-        (name, color, pts)
-    })
-    .collect();
+const COLORS: [RGBColor; 6] = [
+    RGBColor(200, 70, 60),
+    RGBColor(150, 110, 40),
+    RGBColor(90, 120, 200),
+    RGBColor(40, 150, 90),
+    RGBColor(130, 70, 170),
+    RGBColor(60, 60, 60),
+];
+
+/// Renders `report`'s TTFT figures (cold state reads) to an SVG file at
+/// `path`, one line per mode.
+pub fn ttft_chart(report: &SuiteReport, path: &Path) -> Result<(), BenchError> {
+    let err =
+        |e: &dyn std::fmt::Debug| BenchError::Setup(format!("drawing {}: {e:?}", path.display()));
+    let labels: Vec<String> = report
+        .sizes
+        .first()
+        .map(|p| p.modes.iter().map(|m| m.mode.clone()).collect())
+        .unwrap_or_default();
+    let series: Vec<_> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let pts: Vec<(f64, f64)> = report
+                .sizes
+                .iter()
+                .filter_map(|p| Some((p.chunks as f64, p.modes.get(i)?.ttft_ms.max(1.0))))
+                .collect();
+            (name.clone(), COLORS[i % COLORS.len()], pts)
+        })
+        .collect();
     let all = || series.iter().flat_map(|s| s.2.iter());
     let x_max = all().map(|p| p.0).fold(1.0, f64::max) * 1.08;
     let y_min = all().map(|p| p.1).fold(f64::INFINITY, f64::min).min(1e6) / 2.0;

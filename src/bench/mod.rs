@@ -1,0 +1,386 @@
+//! Speed, measured side by side in one run: every mode on the same model,
+//! chunks and question, repeats interleaved and the mode order rotated (so
+//! drift and warm-up hit every mode alike), medians and minima reported.
+//!
+//! State reads are measured **cold** (the files dropped from the page cache
+//! first, as after a reboot or for a rarely asked folder) and **warm**
+//! (read again at once); the reported time to first token includes them.
+//!
+//! - [`ttft`]: time to first token and decode speed per mode;
+//! - [`suite`]: every speed figure the README reports, and its chart;
+//! - [`retrieval`]: recall of hybrid, BM25 and dense retrieval on SQuAD;
+//! - [`first_answer`]: a new folder's first answer while indexing runs;
+//! - [`chart`]: the SVG charts.
+
+pub mod chart;
+pub mod first_answer;
+pub mod retrieval;
+pub mod suite;
+pub mod ttft;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::engine::generate::{prefill, Context};
+use crate::engine::{ChunkState, Engine, EngineError, Mode, PrefixState, Session, TokenId};
+
+/// Real prose to cut benchmark chunks from (the README's sample folder).
+const CORPUS: [&str; 4] = [
+    include_str!("../../assets/sample/backup-policy.md"),
+    include_str!("../../assets/sample/onboarding.md"),
+    include_str!("../../assets/sample/release-notes-4.2.txt"),
+    include_str!("../../assets/sample/field-notes-kestrels.md"),
+];
+/// The benchmark question (its answer is in the corpus).
+pub const QUESTION: &str = "How long are nightly backups kept, and when is the next restore drill?";
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    State(#[from] crate::engine::StateError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// Medians (and the fastest) of one mode's repeats.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ModeFigures {
+    /// The mode and its settings, e.g. `ape (T=0.9, S=0.9)`.
+    pub mode: String,
+    /// Time to first token with state files read cold (median, fastest).
+    pub ttft_ms: f64,
+    pub ttft_min_ms: f64,
+    /// The same with the state files already in the page cache.
+    pub ttft_warm_ms: f64,
+    /// Reading + verifying state files and restoring them, cold and warm.
+    pub load_ms: f64,
+    pub load_warm_ms: f64,
+    /// Of the cold load, reading and verifying the files.
+    pub read_ms: f64,
+    /// Decoding chunk tokens (sequential, re-read) and the question.
+    pub prefill_ms: f64,
+    pub decode_tokens_per_s: f64,
+    /// Sequential prefill's time to first token over this mode's (cold).
+    pub speedup: f64,
+}
+
+/// What every mode is timed on: the same prefix, chunks and question.
+pub struct Workload<'a> {
+    pub prefix: &'a PrefixState,
+    pub states: &'a BenchStates,
+    /// How many of the states' chunks to use.
+    pub chunks: usize,
+    pub question: &'a [TokenId],
+    /// Greedy tokens decoded after the first, for the decode speed.
+    pub decode: usize,
+}
+
+/// Benchmark chunks encoded once (after the prefix, and alone for PCW) and
+/// saved as state files in a scratch directory on disk (not a RAM-backed
+/// temp dir: cold reads must come from the disk).
+pub struct BenchStates {
+    pub chunks: Vec<ChunkState>,
+    pub files: Vec<PathBuf>,
+    pub alone_files: Vec<PathBuf>,
+    /// Total size of the files made after the prefix.
+    pub bytes: u64,
+    /// Seconds encoding those took.
+    pub encode_s: f64,
+    pub dir: ScratchDir,
+}
+
+impl BenchStates {
+    /// Encodes `n` chunks of `len` tokens after `prefix` (and alone, if
+    /// `alone`) and saves them.
+    pub fn encode(
+        s: &mut Session<'_>,
+        prefix: &PrefixState,
+        n: usize,
+        len: usize,
+        alone: bool,
+    ) -> Result<Self, BenchError> {
+        let tokens = bench_chunks(s.engine(), n, len);
+        let t = Instant::now();
+        let chunks = tokens
+            .iter()
+            .map(|c| s.encode_chunk(prefix, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let encode_s = t.elapsed().as_secs_f64();
+        let dir = ScratchDir::new("states")?;
+        let files = dir.save(&chunks, "p")?;
+        let alone_files = if alone {
+            let by_itself = tokens
+                .iter()
+                .map(|c| s.encode_chunk(&prefix.alone(), c))
+                .collect::<Result<Vec<_>, _>>()?;
+            dir.save(&by_itself, "a")?
+        } else {
+            Vec::new()
+        };
+        let bytes = files
+            .iter()
+            .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+            .sum();
+        Ok(Self {
+            chunks,
+            files,
+            alone_files,
+            bytes,
+            encode_s,
+            dir,
+        })
+    }
+}
+
+/// `n` distinct windows of `len` tokens over the corpus, wrapping around.
+fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
+    let corpus: Vec<TokenId> = CORPUS.iter().flat_map(|t| engine.tokenize(t)).collect();
+    (0..n)
+        .map(|i| {
+            let start = (i * 131 + i * len) % corpus.len();
+            corpus
+                .iter()
+                .cycle()
+                .skip(start)
+                .take(len)
+                .copied()
+                .collect()
+        })
+        .collect()
+}
+
+/// A scratch directory under the cache (on disk), removed on drop.
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    pub fn new(what: &str) -> std::io::Result<Self> {
+        let dir = crate::paths::cache_dir()
+            .join("bench")
+            .join(format!("{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self(dir))
+    }
+
+    fn save(&self, chunks: &[ChunkState], tag: &str) -> Result<Vec<PathBuf>, BenchError> {
+        chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = self.0.join(format!("{tag}{i}.kvstate"));
+                c.save(&p)?;
+                Ok(p)
+            })
+            .collect()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Asks the kernel to drop `files` from the page cache, so the next read
+/// comes from the disk (the files were written and synced, so their pages
+/// are clean and can go).
+#[allow(unsafe_code)]
+pub fn drop_from_page_cache(files: &[PathBuf]) {
+    for f in files {
+        if let Ok(file) = std::fs::File::open(f) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: a valid open descriptor; advice only, no memory touched.
+            unsafe {
+                libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Sample {
+    ttft: Duration,
+    ttft_warm: Duration,
+    read: Duration,
+    load: Duration,
+    load_warm: Duration,
+    prefill: Duration,
+    decode_tps: f64,
+}
+
+/// Times `modes` on `work`, `repeats` times (at least one), interleaved and
+/// with the order rotated each repeat; returns their figures in the order
+/// given. `progress` gets the repeat number and the total.
+pub fn time_modes(
+    s: &mut Session<'_>,
+    modes: &[Mode],
+    work: &Workload<'_>,
+    repeats: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<ModeFigures>, BenchError> {
+    let repeats = repeats.max(1);
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
+    for r in 0..repeats {
+        progress(r + 1, repeats);
+        for k in 0..modes.len() {
+            let i = (r + k) % modes.len();
+            samples[i].push(measure(s, modes[i], work)?);
+        }
+    }
+    let mut figures: Vec<ModeFigures> = modes
+        .iter()
+        .zip(&samples)
+        .map(|(m, s)| summarize(m.to_string(), s))
+        .collect();
+    if let Some(seq) = modes.iter().position(|m| *m == Mode::Sequential) {
+        let base = figures[seq].ttft_ms;
+        figures
+            .iter_mut()
+            .for_each(|f| f.speedup = ratio(base, f.ttft_ms));
+    }
+    Ok(figures)
+}
+
+/// One mode: the answer's start with state files read cold (then decode
+/// speed), and again with them warm.
+fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> Result<Sample, BenchError> {
+    let files: &[PathBuf] = match mode.chunks_alone() {
+        None => &[],
+        Some(true) => &work.states.alone_files[..work.chunks],
+        Some(false) => &work.states.files[..work.chunks],
+    };
+    drop_from_page_cache(files);
+    let cold = start(s, mode, work, files)?;
+    let t1 = Instant::now();
+    let mut tok = s.greedy()?;
+    for _ in 0..work.decode {
+        s.eval(&[tok])?;
+        tok = s.greedy()?;
+    }
+    let dt = t1.elapsed().as_secs_f64();
+    let warm = if files.is_empty() {
+        cold
+    } else {
+        start(s, mode, work, files)?
+    };
+    Ok(Sample {
+        ttft: cold.ttft,
+        ttft_warm: warm.ttft,
+        read: cold.read,
+        load: cold.load,
+        load_warm: warm.load,
+        prefill: cold.prefill,
+        decode_tps: if dt > 0.0 {
+            work.decode as f64 / dt
+        } else {
+            0.0
+        },
+    })
+}
+
+#[derive(Clone, Copy)]
+struct Start {
+    ttft: Duration,
+    read: Duration,
+    load: Duration,
+    prefill: Duration,
+}
+
+/// Reads the state files (none for sequential), prefills, picks the first
+/// token.
+fn start(
+    s: &mut Session<'_>,
+    mode: Mode,
+    work: &Workload<'_>,
+    files: &[PathBuf],
+) -> Result<Start, BenchError> {
+    let after = match mode.chunks_alone() {
+        Some(true) => Some(work.prefix.alone()),
+        Some(false) => Some(work.prefix.clone()),
+        None => None,
+    };
+    let t0 = Instant::now();
+    let loaded = match &after {
+        Some(after) => files
+            .iter()
+            .map(|f| ChunkState::load(f, after))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let read = if after.is_some() {
+        t0.elapsed()
+    } else {
+        Duration::ZERO
+    };
+    let chunks: Vec<&ChunkState> = if after.is_some() {
+        loaded.iter().collect()
+    } else {
+        work.states.chunks[..work.chunks].iter().collect()
+    };
+    let ranking: Vec<usize> = (0..chunks.len()).collect();
+    let ctx = Context {
+        prefix: work.prefix,
+        chunks: &chunks,
+        ranking: &ranking,
+        question: work.question,
+    };
+    let timings = prefill(s, mode, &ctx)?;
+    s.greedy()?;
+    Ok(Start {
+        ttft: t0.elapsed(),
+        read,
+        load: read + timings.load,
+        prefill: timings.prefill,
+    })
+}
+
+fn summarize(mode: String, s: &[Sample]) -> ModeFigures {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let med = |f: &dyn Fn(&Sample) -> f64| {
+        let mut v: Vec<f64> = s.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    ModeFigures {
+        mode,
+        ttft_ms: med(&|x| ms(x.ttft)),
+        ttft_min_ms: s.iter().map(|x| ms(x.ttft)).fold(f64::INFINITY, f64::min),
+        ttft_warm_ms: med(&|x| ms(x.ttft_warm)),
+        load_ms: med(&|x| ms(x.load)),
+        load_warm_ms: med(&|x| ms(x.load_warm)),
+        read_ms: med(&|x| ms(x.read)),
+        prefill_ms: med(&|x| ms(x.prefill)),
+        decode_tokens_per_s: med(&|x| x.decode_tps),
+        speedup: 0.0,
+    }
+}
+
+/// The machine, for reports: CPU model and core count.
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cores} cores")
+}
+
+/// `a / b`, 0 when `b` is 0 (a mode missing from a run).
+pub fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}

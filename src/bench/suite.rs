@@ -1,0 +1,266 @@
+//! Every speed figure the README reports, measured side by side in one run
+//! on one model (`ape-chat bench suite`): time to first token and decode
+//! speed per mode for growing numbers of chunks, chunk encoding, state
+//! loading, state size per K-cache type, and folder indexing.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{
+    machine, time_modes, BenchError, BenchStates, ModeFigures, ScratchDir, Workload, QUESTION,
+};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::{ChunkState, Engine, EngineOptions, KvType, Mode, PromptLayout};
+use crate::index::dense::{EmbedOptions, Embedder};
+use crate::index::FolderIndex;
+use crate::kvstore::KvStore;
+use crate::states::States;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct SuiteOptions {
+    /// Numbers of retrieved chunks.
+    pub sizes: Vec<usize>,
+    pub chunk_tokens: usize,
+    pub decode_tokens: usize,
+    pub repeats: usize,
+    /// Sequential first.
+    pub modes: Vec<Mode>,
+    /// Folder to time a cold index of (scratch index and cache).
+    pub index_folder: Option<PathBuf>,
+    pub embed: EmbedOptions,
+    /// Chunk size for the indexing figure.
+    pub index_chunk_tokens: usize,
+}
+
+/// One number of chunks, all modes.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizePoint {
+    pub chunks: usize,
+    pub modes: Vec<ModeFigures>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct StateFigures {
+    /// Reading state files and verifying their checksums, from the disk
+    /// (page cache dropped) and from the page cache.
+    pub file_read_cold_mb_per_s: f64,
+    pub file_read_warm_mb_per_s: f64,
+    /// Reading, verifying and restoring them into the context (the first
+    /// cached mode's whole load at the largest size), cold.
+    pub load_and_restore_mb_per_s: f64,
+    pub bytes_per_token_f16: f64,
+    pub bytes_per_token_q8_0: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexFigures {
+    pub folder: PathBuf,
+    pub files: usize,
+    pub chunks: usize,
+    pub tokens: usize,
+    pub seconds: f64,
+    pub files_per_s: f64,
+    pub chunks_per_s: f64,
+    /// Milliseconds per stage.
+    pub stages_ms: crate::index::StageTimes,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SuiteReport {
+    pub model: String,
+    pub architecture: String,
+    pub machine: String,
+    pub threads: usize,
+    pub chunk_tokens: usize,
+    pub repeats: usize,
+    pub sizes: Vec<SizePoint>,
+    pub chunk_encode_tokens_per_s: f64,
+    pub states: StateFigures,
+    pub index: Option<IndexFigures>,
+    /// Why indexing was not timed, if it was not.
+    pub index_skipped: Option<String>,
+}
+
+/// Runs the suite; `progress` hears what runs.
+pub fn suite(
+    engine: &Engine,
+    o: &SuiteOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<SuiteReport, BenchError> {
+    let mut sizes = o.sizes.clone();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let largest = *sizes
+        .last()
+        .filter(|&&n| n > 0)
+        .ok_or_else(|| BenchError::Setup("--chunks needs at least one positive number".into()))?;
+    if o.chunk_tokens == 0 {
+        return Err(BenchError::Setup("--chunk-tokens must be positive".into()));
+    }
+    let layout = PromptLayout::new(engine, DEFAULT_SYSTEM_PROMPT)?;
+    let question = layout.question(engine, QUESTION);
+    let mut s = engine.session()?;
+    let prefix = s.encode_prefix(&layout.prefix)?;
+    progress(&format!(
+        "encoding {largest} chunks of {} tokens…",
+        o.chunk_tokens
+    ));
+    let pcw = o.modes.contains(&Mode::Pcw);
+    let states = BenchStates::encode(&mut s, &prefix, largest, o.chunk_tokens, pcw)?;
+    let mut points = Vec::new();
+    for &n in &sizes {
+        let work = Workload {
+            prefix: &prefix,
+            states: &states,
+            chunks: n,
+            question: &question,
+            decode: o.decode_tokens,
+        };
+        let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, total| {
+            progress(&format!("{n} chunks, repeat {r}/{total}…"))
+        })?;
+        points.push(SizePoint { chunks: n, modes });
+    }
+
+    progress("state files and K-cache types…");
+    let state = state_figures(engine, &layout, &states, &prefix, &o.modes, &points)?;
+    let (index, index_skipped) = match &o.index_folder {
+        Some(folder) => {
+            progress(&format!("indexing {}…", folder.display()));
+            match index_figures(engine, o, folder) {
+                Ok(f) => (Some(f), None),
+                Err(e) => (None, Some(e.to_string())),
+            }
+        }
+        None => (None, Some("no folder to index".into())),
+    };
+    Ok(SuiteReport {
+        model: engine.path().display().to_string(),
+        architecture: engine.info().architecture.clone(),
+        machine: machine(),
+        threads: engine.options().threads,
+        chunk_tokens: o.chunk_tokens,
+        repeats: o.repeats.max(1),
+        sizes: points,
+        chunk_encode_tokens_per_s: (largest * o.chunk_tokens) as f64 / states.encode_s,
+        states: state,
+        index,
+        index_skipped,
+    })
+}
+
+/// File read speed (cold and warm), full load speed, and bytes per token
+/// with an f16 and a q8_0 K cache (the second from a separately loaded
+/// engine).
+fn state_figures(
+    engine: &Engine,
+    layout: &PromptLayout,
+    states: &BenchStates,
+    prefix: &crate::engine::PrefixState,
+    modes: &[Mode],
+    points: &[SizePoint],
+) -> Result<StateFigures, BenchError> {
+    let mb = states.bytes as f64 / 1e6;
+    let read = |cold: bool| -> Result<f64, BenchError> {
+        let rounds = 3;
+        let mut secs = 0.0;
+        for _ in 0..rounds {
+            if cold {
+                super::drop_from_page_cache(&states.files);
+            }
+            let t = Instant::now();
+            for f in &states.files {
+                ChunkState::load(f, prefix)?;
+            }
+            secs += t.elapsed().as_secs_f64();
+        }
+        Ok(mb / (secs / rounds as f64))
+    };
+    let (cold, warm) = (read(true)?, read(false)?);
+    let largest = points.last();
+    let cached = modes.iter().position(|m| m.chunks_alone() == Some(false));
+    let load_ms = largest
+        .zip(cached)
+        .and_then(|(p, i)| p.modes.get(i))
+        .map_or(0.0, |m| m.load_ms);
+    let largest_mb = largest.map_or(0.0, |p| {
+        mb * p.chunks as f64 / states.files.len().max(1) as f64
+    });
+    let per_token = |e: &Engine| -> Result<f64, BenchError> {
+        let mut s = e.session()?;
+        let prefix = s.encode_prefix(&layout.prefix)?;
+        Ok(BenchStates::encode(&mut s, &prefix, 1, 256, false)?.bytes as f64 / 256.0)
+    };
+    let other = match engine.options().kv_type {
+        KvType::F16 => KvType::Q8_0,
+        KvType::Q8_0 => KvType::F16,
+    };
+    let o = EngineOptions {
+        kv_type: other,
+        ctx_tokens: 1024,
+        ..engine.options().clone()
+    };
+    let second = Engine::load(engine.path(), o)?;
+    let (here, there) = (per_token(engine)?, per_token(&second)?);
+    let (f16, q8) = match other {
+        KvType::Q8_0 => (here, there),
+        KvType::F16 => (there, here),
+    };
+    Ok(StateFigures {
+        file_read_cold_mb_per_s: cold,
+        file_read_warm_mb_per_s: warm,
+        load_and_restore_mb_per_s: largest_mb / (load_ms / 1e3).max(1e-9),
+        bytes_per_token_f16: f16,
+        bytes_per_token_q8_0: q8,
+    })
+}
+
+/// A cold index of `folder` (text, BM25, vectors, KV states) into scratch
+/// directories, so the user's index and cache are left alone.
+fn index_figures(
+    engine: &Engine,
+    o: &SuiteOptions,
+    folder: &Path,
+) -> Result<IndexFigures, BenchError> {
+    let scratch = ScratchDir::new("index")?;
+    let states = States::new(
+        engine,
+        PromptLayout::new(engine, DEFAULT_SYSTEM_PROMPT)?,
+        KvStore::new(scratch.0.join("kv")),
+    )?;
+    let fail = |e: crate::index::IndexError| BenchError::Setup(e.to_string());
+    let mut embedder = Embedder::load(&o.embed).map_err(fail)?;
+    let folder = folder.canonicalize()?;
+    let mut index = FolderIndex::open_at(
+        &folder,
+        scratch.0.join("index"),
+        &states,
+        o.index_chunk_tokens,
+    )
+    .map_err(fail)?;
+    let t = Instant::now();
+    let r = index
+        .update(
+            &states,
+            &mut embedder,
+            true,
+            &AtomicBool::new(false),
+            &mut |_| {},
+        )
+        .map_err(fail)?;
+    let seconds = t.elapsed().as_secs_f64();
+    Ok(IndexFigures {
+        folder,
+        files: r.files_indexed,
+        chunks: r.chunks_added,
+        tokens: r.tokens,
+        seconds,
+        files_per_s: r.files_indexed as f64 / seconds,
+        chunks_per_s: r.chunks_added as f64 / seconds,
+        stages_ms: r.timings_ms,
+    })
+}

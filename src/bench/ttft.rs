@@ -1,0 +1,93 @@
+//! Time to first token and decode speed, every mode side by side on the
+//! same chunks and question (`ape-chat bench ttft`).
+
+use serde::Serialize;
+
+use super::{machine, time_modes, BenchError, BenchStates, ModeFigures, Workload, QUESTION};
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::{Engine, Mode, PromptLayout};
+
+/// What to time.
+#[derive(Clone, Debug)]
+pub struct TtftOptions {
+    pub chunks: usize,
+    pub chunk_tokens: usize,
+    /// Tokens decoded per mode for the decode speed.
+    pub decode_tokens: usize,
+    pub repeats: usize,
+    /// Sequential first: the others' speedups are over it.
+    pub modes: Vec<Mode>,
+}
+
+/// The figures, and what they were measured on.
+#[derive(Clone, Debug, Serialize)]
+pub struct TtftReport {
+    pub model: String,
+    pub architecture: String,
+    pub machine: String,
+    pub threads: usize,
+    pub gpu_layers: u32,
+    pub chunks: usize,
+    pub chunk_tokens: usize,
+    pub prefix_tokens: usize,
+    pub question_tokens: usize,
+    pub repeats: usize,
+    pub kv_type: String,
+    pub state_bytes_per_token: f64,
+    pub state_mb_total: f64,
+    pub chunk_encode_tokens_per_s: f64,
+    pub modes: Vec<ModeFigures>,
+}
+
+/// Times `o.modes` on `o.chunks` chunks of `o.chunk_tokens` tokens cut from
+/// real prose, after the default prompt's prefix. `progress` hears what
+/// runs.
+pub fn ttft(
+    engine: &Engine,
+    o: &TtftOptions,
+    progress: &mut dyn FnMut(&str),
+) -> Result<TtftReport, BenchError> {
+    if o.chunks == 0 || o.chunk_tokens == 0 {
+        return Err(BenchError::Setup(
+            "--chunks and --chunk-tokens must be positive".into(),
+        ));
+    }
+    let layout = PromptLayout::new(engine, DEFAULT_SYSTEM_PROMPT)?;
+    let question = layout.question(engine, QUESTION);
+    let mut s = engine.session()?;
+    let prefix = s.encode_prefix(&layout.prefix)?;
+    progress(&format!(
+        "encoding {} chunks of {} tokens…",
+        o.chunks, o.chunk_tokens
+    ));
+    let pcw = o.modes.contains(&Mode::Pcw);
+    let states = BenchStates::encode(&mut s, &prefix, o.chunks, o.chunk_tokens, pcw)?;
+    let work = Workload {
+        prefix: &prefix,
+        states: &states,
+        chunks: o.chunks,
+        question: &question,
+        decode: o.decode_tokens,
+    };
+    let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, n| {
+        progress(&format!("repeat {r}/{n}…"))
+    })?;
+    let tokens = (o.chunks * o.chunk_tokens) as f64;
+    Ok(TtftReport {
+        model: engine.path().display().to_string(),
+        architecture: engine.info().architecture.clone(),
+        machine: machine(),
+        threads: engine.options().threads,
+        gpu_layers: engine.options().gpu_layers,
+        chunks: o.chunks,
+        chunk_tokens: o.chunk_tokens,
+        prefix_tokens: prefix.tokens().len(),
+        question_tokens: question.len(),
+        repeats: o.repeats.max(1),
+        kv_type: engine.options().kv_type.to_string(),
+        state_bytes_per_token: states.bytes as f64 / tokens,
+        state_mb_total: states.bytes as f64 / 1e6,
+        chunk_encode_tokens_per_s: tokens / states.encode_s,
+        modes,
+    })
+}

@@ -1,0 +1,488 @@
+//! Every flag group commands share, and how each is layered over the config
+//! file: flags and environment variables (clap) first, then the file, then
+//! built-in defaults. Commands flatten these groups and turn them into
+//! library options here, in one place.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::Cli;
+use crate::answer::{AskOptions, Quality};
+use crate::config::FileConfig;
+use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
+use crate::engine::{
+    ApeParams, Engine, EngineOptions, GenerateOptions, KvType, Mode, PromptLayout, Sampling,
+};
+use crate::index::dense::EmbedOptions;
+use crate::index::Retrieval;
+use crate::ingest::Filters;
+use crate::kvstore::KvStore;
+use crate::states::States;
+use crate::workspace::FolderOptions;
+
+/// How to load the model; shared by every command that runs one.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// GGUF model file [default: the model installed by scripts/setup.sh].
+    #[arg(long, global = true, env = "APE_CHAT_MODEL", value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// CPU threads for llama.cpp [default: all cores].
+    #[arg(long, global = true, env = "APE_CHAT_THREADS", value_name = "N")]
+    threads: Option<usize>,
+    /// K cache type (part of every cached state's identity).
+    #[arg(long, global = true, default_value = "f16", value_name = "f16|q8_0")]
+    kv_type: KvType,
+    /// Layers to offload to the GPU (CUDA builds).
+    #[arg(long, global = true, env = "APE_CHAT_GPU_LAYERS", value_name = "N")]
+    gpu_layers: Option<u32>,
+}
+
+impl ModelArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub(super) fn apply(&mut self, c: &FileConfig) {
+        self.model = self
+            .model
+            .take()
+            .or_else(|| c.model.as_deref().map(expand_home));
+        self.threads = self.threads.or(c.threads);
+        self.gpu_layers = self.gpu_layers.or(c.gpu_layers);
+    }
+
+    pub(crate) fn path(&self) -> PathBuf {
+        self.model
+            .clone()
+            .unwrap_or_else(crate::paths::default_model)
+    }
+
+    /// The engine options these flags ask for, with `ctx_tokens` cells.
+    pub(super) fn engine_options(&self, ctx_tokens: u32) -> EngineOptions {
+        let mut o = EngineOptions {
+            ctx_tokens,
+            kv_type: self.kv_type,
+            ..EngineOptions::default()
+        };
+        if let Some(t) = self.threads {
+            o.threads = t.max(1);
+        }
+        if let Some(g) = self.gpu_layers {
+            o.gpu_layers = g;
+        }
+        o
+    }
+
+    /// Loads the model with a context of at least `ctx_tokens` cells.
+    pub(super) fn load(&self, ctx_tokens: u32) -> anyhow::Result<Engine> {
+        let o = self.engine_options(ctx_tokens);
+        let path = self.path();
+        if !path.exists() && self.model.is_none() {
+            anyhow::bail!(
+                "default model {} is not installed: run scripts/setup.sh (or pass --model)",
+                path.display()
+            );
+        }
+        Ok(Engine::load(&path, o)?)
+    }
+}
+
+/// APE's settings, shared by commands that use APE.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ApeArgs {
+    /// APE attention temperature T for chunk tokens [default: 0.9, or what
+    /// is calibrated for the model].
+    #[arg(
+        long = "temperature-ape",
+        env = "APE_CHAT_TEMPERATURE_APE",
+        value_name = "T"
+    )]
+    temperature_ape: Option<f32>,
+    /// APE scaling factor S of the chunks' attention mass [default: 0.9].
+    #[arg(long = "scale-ape", env = "APE_CHAT_SCALE_APE", value_name = "S")]
+    scale_ape: Option<f32>,
+    /// Re-read the N best chunks sequentially before the question (costs
+    /// their prefill) [default: 0, or what is shipped for the model].
+    #[arg(long, env = "APE_CHAT_REREAD", value_name = "N")]
+    reread: Option<u32>,
+    /// Each attention row keeps only its N strongest chunks [default: 0 = all].
+    #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
+    focus: Option<u32>,
+}
+
+impl ApeArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub(super) fn apply(&mut self, c: &FileConfig) {
+        self.temperature_ape = self.temperature_ape.or(c.temperature_ape);
+        self.scale_ape = self.scale_ape.or(c.scale_ape);
+        self.reread = self.reread.or(c.reread);
+        self.focus = self.focus.or(c.focus);
+    }
+
+    /// Whether a re-read count was given (flag, env or config).
+    pub(super) fn reread_set(&self) -> bool {
+        self.reread.is_some()
+    }
+
+    pub(super) fn params(&self) -> anyhow::Result<ApeParams> {
+        let d = ApeParams::DEFAULT;
+        let p = ApeParams {
+            temperature: self.temperature_ape.unwrap_or(d.temperature),
+            scale: self.scale_ape.unwrap_or(d.scale),
+            reread: self.reread.unwrap_or(d.reread),
+            focus: self.focus.unwrap_or(d.focus),
+        };
+        p.validate().map_err(anyhow::Error::msg)?;
+        Ok(p)
+    }
+}
+
+/// Where each setting of a command came from, for runs that must say so
+/// (`eval`): a flag, the environment, the config file (the model's own
+/// table or the top level), the settings shipped for the model, or the
+/// built-in default.
+pub struct Origins<'a> {
+    pub(super) matches: Option<&'a clap::ArgMatches>,
+    pub(super) config: &'a FileConfig,
+    pub(super) model: Option<String>,
+}
+
+impl Origins<'_> {
+    /// The origin of the setting whose flag id (field name) is `id`.
+    pub fn of(&self, id: &str) -> String {
+        use clap::parser::ValueSource;
+        match self.matches.and_then(|m| m.value_source(id)) {
+            Some(ValueSource::CommandLine) => return "flag".into(),
+            Some(ValueSource::EnvVariable) => return "environment".into(),
+            _ => {}
+        }
+        let set = |m: &crate::config::ModelConfig| match id {
+            "temperature_ape" => m.temperature_ape.is_some(),
+            "scale_ape" => m.scale_ape.is_some(),
+            "prefix_newlines" => m.prefix_newlines.is_some(),
+            "reread" => m.reread.is_some(),
+            "focus" => m.focus.is_some(),
+            _ => false,
+        };
+        let c = self.config;
+        let own = self.model.as_deref().and_then(|id| c.models.get(id));
+        let top = crate::config::ModelConfig {
+            temperature_ape: c.temperature_ape,
+            scale_ape: c.scale_ape,
+            prefix_newlines: c.prefix_newlines,
+            reread: c.reread,
+            focus: c.focus,
+        };
+        if own.is_some_and(set) {
+            "config, this model's table".into()
+        } else if set(&top) || (id == "system_prompt" && c.system_prompt.is_some()) {
+            "config".into()
+        } else if self
+            .model
+            .as_deref()
+            .and_then(crate::config::shipped)
+            .is_some_and(|m| set(&m))
+        {
+            "shipped for this model".into()
+        } else {
+            "default".into()
+        }
+    }
+}
+
+/// Flags shared by every command that reads a folder.
+#[derive(Debug, Clone, Args)]
+pub struct FolderArgs {
+    /// Target chunk size in model tokens [default: 256].
+    #[arg(long, env = "APE_CHAT_CHUNK_TOKENS", value_name = "N")]
+    pub chunk_tokens: Option<usize>,
+    #[command(flatten)]
+    pub prefix: PrefixArgs,
+    /// Sentence-embedding model directory (ONNX + tokenizer files).
+    #[arg(long, env = "APE_CHAT_EMBED_MODEL", value_name = "DIR")]
+    pub embed_model: Option<PathBuf>,
+    /// ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24).
+    #[arg(long, env = "ORT_DYLIB_PATH", value_name = "PATH")]
+    pub ort_lib: Option<PathBuf>,
+    /// Only index files matching this glob (repeatable; gitignore syntax).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Skip files matching this glob (repeatable; gitignore syntax).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// KV-state cache budget in GB; least-recently-used states beyond it are
+    /// evicted after each index update [default: 20].
+    #[arg(long, env = "APE_CHAT_CACHE_BUDGET_GB", value_name = "GB")]
+    pub cache_budget_gb: Option<f64>,
+}
+
+impl FolderArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &FileConfig) {
+        self.chunk_tokens = self.chunk_tokens.or(c.chunk_tokens);
+        self.prefix.apply(c);
+        self.embed_model = self
+            .embed_model
+            .take()
+            .or_else(|| c.embed_model.as_deref().map(expand_home));
+        self.ort_lib = self
+            .ort_lib
+            .take()
+            .or_else(|| c.ort_lib.as_deref().map(expand_home));
+        self.cache_budget_gb = self.cache_budget_gb.or(c.cache_budget_gb);
+    }
+
+    /// Chunk size in model tokens.
+    pub fn chunk_tokens(&self) -> usize {
+        self.chunk_tokens.unwrap_or(256)
+    }
+
+    /// The budget in bytes.
+    pub fn budget_bytes(&self) -> u64 {
+        budget_bytes(self.cache_budget_gb)
+    }
+
+    /// The library's folder options.
+    pub fn options(&self) -> FolderOptions {
+        let mut embed = EmbedOptions::default();
+        if let Some(d) = &self.embed_model {
+            embed.model_dir = d.clone();
+        }
+        embed.ort_lib = self.ort_lib.clone();
+        FolderOptions {
+            chunk_tokens: self.chunk_tokens(),
+            system_prompt: self.prefix.system_prompt(),
+            prefix_newlines: self.prefix.newlines(),
+            embed,
+            filters: Filters {
+                include: self.include.clone(),
+                exclude: self.exclude.clone(),
+            },
+            budget_bytes: self.budget_bytes(),
+        }
+    }
+}
+
+/// What the shared prefix is made of: every chunk state is encoded after
+/// it, so changing either re-encodes the cache.
+#[derive(Debug, Clone, Args)]
+pub struct PrefixArgs {
+    /// System prompt; part of the prefix every chunk state is encoded after.
+    #[arg(long, env = "APE_CHAT_SYSTEM_PROMPT", value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Newline tokens appended to the prefix before the chunks [default: 0,
+    /// or what `ape-chat calibrate` chose for the model].
+    #[arg(long, env = "APE_CHAT_PREFIX_NEWLINES", value_name = "N")]
+    pub prefix_newlines: Option<usize>,
+}
+
+impl PrefixArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &FileConfig) {
+        self.system_prompt = self
+            .system_prompt
+            .take()
+            .or_else(|| c.system_prompt.clone());
+        self.prefix_newlines = self.prefix_newlines.or(c.prefix_newlines);
+    }
+
+    /// The system prompt in effect.
+    pub fn system_prompt(&self) -> String {
+        self.system_prompt
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_string())
+    }
+
+    /// The prompt layout, and the prefix state encoded once, for `store`.
+    pub fn states<'e>(&self, engine: &'e Engine, store: KvStore) -> anyhow::Result<States<'e>> {
+        let layout = PromptLayout::new(engine, &self.system_prompt())?.pad(engine, self.newlines());
+        Ok(States::new(engine, layout, store)?)
+    }
+
+    /// Newline tokens after the template's prefix.
+    pub fn newlines(&self) -> usize {
+        self.prefix_newlines.unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum QualityArg {
+    Fast,
+    Balanced,
+    Exact,
+}
+
+impl From<QualityArg> for Quality {
+    fn from(q: QualityArg) -> Self {
+        match q {
+            QualityArg::Fast => Quality::Fast,
+            QualityArg::Balanced => Quality::Balanced,
+            QualityArg::Exact => Quality::Exact,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    Ape,
+    Parallel,
+    Pcw,
+    Sequential,
+}
+
+impl AskArgs {
+    /// Retrieval, mode and decoding settings for answering.
+    pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
+        let top_k = self.top_k.unwrap_or(5);
+        anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
+        let ape = self.ape.params()?;
+        let quality = self.quality();
+        let mode = match self.mode {
+            Some(ModeArg::Ape) => Mode::Ape(ape),
+            Some(ModeArg::Parallel) => Mode::Parallel,
+            Some(ModeArg::Pcw) => Mode::Pcw,
+            Some(ModeArg::Sequential) => Mode::Sequential,
+            None => quality.mode(ape, self.ape.reread_set()),
+        };
+        let sampling = if self.temperature > 0.0 {
+            Sampling::Sample {
+                temperature: self.temperature,
+                top_p: 0.95,
+                seed: self.seed,
+            }
+        } else {
+            Sampling::Greedy
+        };
+        Ok(AskOptions {
+            top_k,
+            retrieval: self.retrieval.into(),
+            mode,
+            generate: GenerateOptions {
+                max_tokens: self.max_tokens,
+                sampling,
+                attribution,
+            },
+        })
+    }
+
+    /// The quality setting in effect.
+    pub fn quality(&self) -> Quality {
+        self.quality.map(Quality::from).unwrap_or_default()
+    }
+
+    /// What the status line calls the setting: the quality, or the mode
+    /// when one was named.
+    pub fn setting_label(&self) -> String {
+        match self.mode {
+            Some(m) => format!("{m:?}").to_lowercase(),
+            None => self.quality().name().to_string(),
+        }
+    }
+
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &FileConfig) {
+        self.top_k = self.top_k.or(c.top_k);
+        if self.quality.is_none() {
+            self.quality = c.quality.map(|q| match q {
+                Quality::Fast => QualityArg::Fast,
+                Quality::Balanced => QualityArg::Balanced,
+                Quality::Exact => QualityArg::Exact,
+            });
+        }
+        self.ape.apply(c);
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AskArgs {
+    /// Speed against faithfulness to sequential prefill: `fast` (APE),
+    /// `balanced` (APE, and the best chunk re-read before the question),
+    /// `exact` (sequential prefill) [default: balanced].
+    #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
+    quality: Option<QualityArg>,
+    /// How retrieved chunks reach the model, overriding --quality.
+    #[arg(long, value_enum)]
+    mode: Option<ModeArg>,
+    #[command(flatten)]
+    ape: ApeArgs,
+    /// Chunks retrieved per question [default: 5].
+    #[arg(long, env = "APE_CHAT_TOP_K", value_name = "K")]
+    top_k: Option<usize>,
+    /// How chunks are ranked: BM25 and vectors fused, or either alone.
+    #[arg(long, value_enum, default_value = "hybrid")]
+    retrieval: RetrievalArg,
+    /// Longest answer, in tokens.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub(super) max_tokens: usize,
+    /// Sampling temperature; 0 picks the most likely token (deterministic).
+    #[arg(long, default_value_t = 0.0, value_name = "X")]
+    temperature: f32,
+    /// Seed for sampling.
+    #[arg(long, default_value_t = 42)]
+    seed: u32,
+    /// Print the answer only when complete.
+    #[arg(long)]
+    pub(super) no_stream: bool,
+    /// JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records.
+    #[arg(long)]
+    pub(super) json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(super) enum RetrievalArg {
+    Hybrid,
+    Bm25,
+    Dense,
+}
+
+impl From<RetrievalArg> for Retrieval {
+    fn from(r: RetrievalArg) -> Self {
+        match r {
+            RetrievalArg::Hybrid => Retrieval::Hybrid,
+            RetrievalArg::Bm25 => Retrieval::Bm25,
+            RetrievalArg::Dense => Retrieval::Dense,
+        }
+    }
+}
+
+impl Cli {
+    /// Fills every setting that flags and env left unset from the config
+    /// file; returns the model's identity.
+    pub(super) fn apply(&mut self, c: &FileConfig) -> Option<String> {
+        self.model.apply(c);
+        // Settings for this very model (calibrated or shipped) beat the
+        // general ones.
+        let id = crate::engine::ModelId::of_file(&self.model.path())
+            .ok()
+            .map(|id| id.to_string());
+        let c = &c.for_model(id.as_deref());
+        self.answer.apply(c);
+        self.folder.apply(c);
+        match &mut self.command {
+            Some(super::Command::Index(a)) => a.folder.apply(c),
+            Some(super::Command::Watch(a)) => a.folder.apply(c),
+            Some(super::Command::Bench(b)) => b.apply(c),
+            Some(super::Command::Calibrate(a)) => a.apply(c),
+            Some(super::Command::Eval(a)) => {
+                a.ape.apply(c);
+                a.prefix.apply(c);
+            }
+            Some(super::Command::Cache(super::cache::CacheCommand::Gc { budget_gb, .. })) => {
+                *budget_gb = budget_gb.or(c.cache_budget_gb);
+            }
+            _ => {}
+        }
+        id
+    }
+}
+
+/// `~/x` → `$HOME/x` (config files are written by people).
+pub(crate) fn expand_home(p: &std::path::Path) -> PathBuf {
+    match (p.strip_prefix("~"), directories::BaseDirs::new()) {
+        (Ok(rest), Some(b)) => b.home_dir().join(rest),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// A budget in GB (default 20) as bytes.
+pub(crate) fn budget_bytes(gb: Option<f64>) -> u64 {
+    (gb.unwrap_or(20.0).max(0.0) * 1e9) as u64
+}

@@ -1,0 +1,152 @@
+//! Output several commands share: indexing progress (a bar per stage with
+//! an ETA on a terminal, plain lines in a log) and the index report.
+
+use std::io::IsTerminal;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::style::{bold, dim};
+use crate::index::{IndexProgress, Stage, UpdateReport};
+
+/// Shows [`IndexProgress`] on stderr: a bar with an ETA per stage on a
+/// terminal; when stderr is a pipe or a log, a line about every 10 % so
+/// long work is visible there too; nothing when `quiet`.
+pub struct IndexBar {
+    bar: ProgressBar,
+    lines: bool,
+    quiet: bool,
+    stage: Option<Stage>,
+    started: Instant,
+    last_decile: Option<usize>,
+}
+
+impl IndexBar {
+    pub fn new(quiet: bool) -> Self {
+        let lines = !quiet && !std::io::stderr().is_terminal();
+        let bar = if quiet || lines {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(0)
+        };
+        Self {
+            bar,
+            lines,
+            quiet,
+            stage: None,
+            started: Instant::now(),
+            last_decile: None,
+        }
+    }
+
+    /// Feeds one progress event.
+    pub fn show(&mut self, p: IndexProgress<'_>) {
+        match p {
+            IndexProgress::Skipped(s) if !self.quiet => self
+                .bar
+                .suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason)))),
+            IndexProgress::Skipped(_) => {}
+            IndexProgress::Stage { stage, done, total } => {
+                let what = stage_name(stage);
+                if self.stage != Some(stage) {
+                    self.stage = Some(stage);
+                    self.started = Instant::now();
+                    self.last_decile = None;
+                    self.bar.set_style(
+                        ProgressStyle::with_template(&format!(
+                            "{{spinner}} {what} {{wide_bar}} {{pos}}/{{len}} · ETA {{eta}}"
+                        ))
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    );
+                    self.bar.reset();
+                }
+                self.bar.set_length(total as u64);
+                self.bar.set_position(done as u64);
+                let decile = (done * 10).checked_div(total).unwrap_or(10);
+                if self.lines && self.last_decile != Some(decile) {
+                    self.last_decile = Some(decile);
+                    eprintln!(
+                        "indexing: {done}/{total} {what}{}",
+                        eta(self.started, done, total)
+                    );
+                }
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// What a stage does, for people.
+pub fn stage_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::Text => "reading files",
+        Stage::Vectors => "embedding chunks",
+        Stage::States => "caching chunk states",
+    }
+}
+
+/// ", ETA 3m 20s" from the pace so far (nothing before the first unit).
+pub fn eta(started: Instant, done: usize, total: usize) -> String {
+    if done == 0 || done >= total {
+        return String::new();
+    }
+    let left = started.elapsed().as_secs_f64() / done as f64 * (total - done) as f64;
+    let s = left.round() as u64;
+    match s {
+        0..=59 => format!(", ETA {s}s"),
+        60..=3599 => format!(", ETA {}m {:02}s", s / 60, s % 60),
+        _ => format!(", ETA {}h {:02}m", s / 3600, s / 60 % 60),
+    }
+}
+
+pub fn print_summary(r: &UpdateReport) {
+    if r.busy {
+        println!(
+            "{}",
+            dim("another ape-chat process is updating this folder: using the index as it is")
+        );
+    }
+    let t = &r.timings_ms;
+    println!(
+        "{} {} files seen: {} indexed, {} unchanged, {} removed, {} skipped",
+        bold("index"),
+        r.files_seen,
+        r.files_indexed,
+        r.files_unchanged,
+        r.files_removed,
+        r.files_skipped.len()
+    );
+    println!(
+        "  {} chunks ({} tokens): +{} −{} · {} states encoded, {} cache hits · {} embedded",
+        r.chunks,
+        r.tokens,
+        r.chunks_added,
+        r.chunks_removed,
+        r.chunks_encoded,
+        r.cache_hits,
+        r.chunks_embedded
+    );
+    if r.states_deferred > 0 {
+        println!(
+            "  {} chunk states still to cache: answers encode the ones they need",
+            r.states_deferred
+        );
+    }
+    println!(
+        "  {:.1} MB on disk · {}",
+        r.bytes_on_disk as f64 / 1e6,
+        dim(&format!(
+            "walk {:.0} ms, chunk {:.0} ms, bm25 {:.0} ms, embed {:.0} ms, encode {:.0} ms, commit {:.0} ms, total {:.1} s",
+            t.walk, t.extract_chunk, t.bm25, t.embed, t.encode, t.commit, t.total / 1e3
+        ))
+    );
+    for s in &r.files_skipped {
+        println!("  {}", dim(&format!("skipped {}: {}", s.path, s.reason)));
+    }
+    if r.cancelled {
+        println!("stopped: run the same command again to resume");
+    }
+}

@@ -1,0 +1,123 @@
+//! Evaluation records, one JSON object per line:
+//! `{"id", "question", "contexts": [...], "answers": [...], "group"?}`, and
+//! the datasets they are made from (one file per source: a new dataset is a
+//! new file here with its `load` and `to_records`).
+
+pub mod squad;
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// One question with its contexts (the chunks) and gold answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    pub question: String,
+    pub contexts: Vec<String>,
+    pub answers: Vec<String>,
+    /// Where the contexts come from (a SQuAD article): records of one
+    /// source share paragraphs, so data splits keep a source together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// A dataset file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}{}: {message}", path.display(), line.map_or(String::new(), |l| format!(":{l}")))]
+    Invalid {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+/// Reads JSON Lines records; a bad line is an error naming its number.
+pub fn load(path: &Path) -> Result<Vec<Record>, DatasetError> {
+    let io = |source| DatasetError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let f = std::fs::File::open(path).map_err(io)?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(io)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let invalid = |message: String| DatasetError::Invalid {
+            path: path.to_owned(),
+            line: Some(i + 1),
+            message,
+        };
+        let r: Record =
+            serde_json::from_str(&line).map_err(|e| invalid(format!("not an eval record: {e}")))?;
+        if r.contexts.is_empty() {
+            return Err(invalid(format!("record `{}` has no contexts", r.id)));
+        }
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// Writes records as JSON Lines, atomically.
+pub fn save(path: &Path, records: &[Record]) -> Result<(), DatasetError> {
+    let io = |source| DatasetError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut buf = Vec::new();
+    for r in records {
+        serde_json::to_writer(&mut buf, r).map_err(|e| io(e.into()))?;
+        buf.write_all(b"\n").map_err(io)?;
+    }
+    crate::fsutil::write_atomic(path, &[&buf]).map_err(io)
+}
+
+/// Keeps `n` of `records`, spread evenly over them (not one article).
+pub fn spread(records: Vec<Record>, n: Option<usize>) -> Vec<Record> {
+    match n.filter(|&n| n < records.len()) {
+        Some(n) => {
+            let total = records.len();
+            (0..n).map(|i| records[i * total / n].clone()).collect()
+        }
+        None => records,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_bad_lines_are_named() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("d.jsonl");
+        let recs = vec![
+            Record {
+                id: "a".into(),
+                question: "q?".into(),
+                contexts: vec!["c".into()],
+                answers: vec!["x".into()],
+                group: Some("g".into()),
+            };
+            2
+        ];
+        save(&p, &recs).expect("save");
+        assert_eq!(load(&p).expect("load"), recs);
+        std::fs::write(&p, "{\"id\": 1}\n").expect("write");
+        assert!(load(&p).expect_err("bad").to_string().contains("d.jsonl:1"));
+        assert_eq!(
+            spread((0..10).map(|_| recs[0].clone()).collect(), Some(3)).len(),
+            3
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! What can go wrong with a folder's index.
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::EngineError;
+
+/// Index failures callers branch on (`Cancelled` is a clean stop).
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("BM25 index: {0}")]
+    Bm25(String),
+    #[error("another ape-chat process is updating this folder's index")]
+    Busy,
+    #[error("embeddings: {0}")]
+    Embed(String),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+}
+
+impl IndexError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! Keeping a folder's index in step with its files, in three stages so that
+//! a new folder answers questions within seconds:
+//!
+//! 1. **text** ([`FolderIndex::update_text`]): walk, read, chunk, BM25 and
+//!    the manifest, committed before it returns: questions are answered
+//!    from here on (BM25, with on-demand chunk states);
+//! 2. **vectors** ([`FolderIndex::embed_chunks`]): dense vectors for chunks
+//!    that lack one, a batch at a time, each batch committed;
+//! 3. **states** ([`FolderIndex::encode_chunk_state`]): KV states for
+//!    chunks whose state is not in the store, one chunk at a time, each
+//!    stored atomically (recently changed files first).
+//!
+//! The manifest is the truth and is written last: a killed run resumes
+//! each stage where it stopped (stage 1 redoes the files whose manifest
+//! entry did not land; 2 and 3 redo exactly what is missing).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::manifest::{ChunkId, ChunkRecord, FileRecord};
+use super::{FolderIndex, IndexError};
+use crate::engine::Session;
+use crate::ingest::{chunk_document, extract::extract, walk, Chunk, Document, FileEntry, Skipped};
+use crate::states::States;
+
+/// The three stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Text,
+    Vectors,
+    States,
+}
+
+/// Long work, reported as it happens.
+pub enum IndexProgress<'a> {
+    /// A file could not be indexed.
+    Skipped(&'a Skipped),
+    /// `done` of `total` units of `stage` (files, vectors or states).
+    Stage {
+        stage: Stage,
+        done: usize,
+        total: usize,
+    },
+}
+
+/// What an update did, for people (`index`) and scripts (`index --json`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UpdateReport {
+    pub files_seen: usize,
+    pub files_indexed: usize,
+    pub files_unchanged: usize,
+    pub files_removed: usize,
+    pub files_skipped: Vec<Skipped>,
+    pub chunks: usize,
+    pub chunks_added: usize,
+    pub chunks_removed: usize,
+    pub tokens: usize,
+    pub chunks_embedded: usize,
+    pub chunks_encoded: usize,
+    /// Added chunks whose state was already in the store.
+    pub cache_hits: usize,
+    /// States still to be encoded (later, in the background, or on first
+    /// use: `index --no-states`).
+    pub states_deferred: usize,
+    pub bytes_on_disk: u64,
+    /// What the cache budget check after the update removed.
+    pub gc: Option<crate::kvstore::GcReport>,
+    pub cancelled: bool,
+    /// Another process was updating this folder: its index was used as it
+    /// last committed it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub busy: bool,
+    pub timings_ms: StageTimes,
+}
+
+/// Milliseconds per stage.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StageTimes {
+    pub walk: f64,
+    pub extract_chunk: f64,
+    pub bm25: f64,
+    /// Until the text stage was committed: when questions can be answered.
+    pub text_ready: f64,
+    pub embed: f64,
+    pub encode: f64,
+    pub commit: f64,
+    pub total: f64,
+}
+
+pub(crate) fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// What the vector and state stages still owe.
+#[derive(Clone, Debug, Default)]
+pub struct Backlog {
+    /// Chunks without a dense vector.
+    pub vectors: Vec<ChunkId>,
+    /// Chunks whose state is not in the store, most wanted first.
+    pub states: Vec<ChunkId>,
+}
+
+impl Backlog {
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty() && self.states.is_empty()
+    }
+}
+
+/// A changed file, read and chunked, waiting for its per-file commit.
+struct Pending {
+    entry: FileEntry,
+    hash: String,
+    chunks: Vec<Chunk>,
+}
+
+/// Commits at least this often during long stages.
+const COMMIT_EVERY: Duration = Duration::from_secs(2);
+
+impl FolderIndex {
+    /// Stage 1: brings the text of the index (BM25 and manifest) in line
+    /// with the folder and commits it. `cancel` stops after the current
+    /// file, with everything done so far committed. Seconds even for
+    /// thousands of files: nothing here runs a model but the tokenizer.
+    pub fn update_text(
+        &mut self,
+        states: &States<'_>,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(IndexProgress<'_>),
+    ) -> Result<UpdateReport, IndexError> {
+        let start = Instant::now();
+        let mut r = UpdateReport::default();
+        let t = Instant::now();
+        let (files, skipped) =
+            walk(&self.folder, &self.filters).map_err(|e| IndexError::io(&self.folder, e))?;
+        r.timings_ms.walk = ms(t.elapsed());
+        r.files_seen = files.len() + skipped.len();
+        r.files_skipped = skipped;
+
+        // Deleted (or now unreadable) files.
+        let present: HashSet<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let gone: Vec<String> = self
+            .manifest
+            .files
+            .keys()
+            .filter(|p| !present.contains(p.as_str()))
+            .cloned()
+            .collect();
+        for path in &gone {
+            self.bm25.delete_path(path)?;
+            r.chunks_removed += self.manifest.remove_file(path).len();
+        }
+        r.files_removed = gone.len();
+
+        let t = Instant::now();
+        let pending = self.changed_files(files, states, &mut r)?;
+        r.timings_ms.extract_chunk = ms(t.elapsed());
+        for s in &r.files_skipped {
+            progress(IndexProgress::Skipped(s));
+        }
+        // A new prefix (system prompt, padding, model) gives every chunk a
+        // new state key; the text and vectors stay.
+        let prefix = prefix_hex(states);
+        let rekey = self.manifest.prefix != prefix;
+        if rekey {
+            self.rekey(states)?;
+            self.manifest.prefix = prefix;
+        }
+        let dirty = rekey || !gone.is_empty() || !pending.is_empty();
+        let total = pending.len();
+        let mut last_commit = Instant::now();
+        for (i, p) in pending.into_iter().enumerate() {
+            if cancel.load(Ordering::Relaxed) {
+                r.cancelled = true;
+                break;
+            }
+            progress(IndexProgress::Stage {
+                stage: Stage::Text,
+                done: i,
+                total,
+            });
+            self.index_file(p, states, &mut r)?;
+            if last_commit.elapsed() > COMMIT_EVERY {
+                self.commit(&mut r)?;
+                last_commit = Instant::now();
+            }
+        }
+        if dirty {
+            self.commit(&mut r)?;
+        }
+        if total > 0 && !r.cancelled {
+            progress(IndexProgress::Stage {
+                stage: Stage::Text,
+                done: total,
+                total,
+            });
+        }
+        r.chunks = self.manifest.chunks.len();
+        r.tokens = self.manifest.chunks.values().map(|c| c.tokens).sum();
+        r.timings_ms.text_ready = ms(start.elapsed());
+        r.timings_ms.total = r.timings_ms.text_ready;
+        Ok(r)
+    }
+
+    /// Work stages 2 and 3 still owe. States come in the order they are most
+    /// likely to be asked for: chunks in `wanted` (retrieved before), then
+    /// the most recently modified files first.
+    pub fn backlog(&self, states: &States<'_>, wanted: &[ChunkId]) -> Backlog {
+        let vectors = self
+            .manifest
+            .chunks
+            .keys()
+            .filter(|id| !self.vectors.contains(**id))
+            .copied()
+            .collect();
+        let missing = |id: &ChunkId| {
+            self.manifest
+                .chunks
+                .get(id)
+                .is_some_and(|c| !states.has(&c.state))
+        };
+        let mut files: Vec<&FileRecord> = self.manifest.files.values().collect();
+        files.sort_by_key(|f| std::cmp::Reverse(f.mtime_ns));
+        let mut seen = HashSet::new();
+        let states = wanted
+            .iter()
+            .chain(files.iter().flat_map(|f| f.chunks.iter()))
+            .filter(|id| missing(id) && seen.insert(**id))
+            .copied()
+            .collect();
+        Backlog { vectors, states }
+    }
+
+    /// Stage 2, one batch: embeds `ids` (those still indexed and without a
+    /// vector) and commits the vectors. Returns how many it embedded.
+    pub fn embed_chunks(
+        &mut self,
+        embedder: &mut crate::index::dense::Embedder,
+        ids: &[ChunkId],
+    ) -> Result<usize, IndexError> {
+        let mut todo = Vec::new();
+        let mut texts = Vec::new();
+        for &id in ids {
+            if self.manifest.chunks.contains_key(&id) && !self.vectors.contains(id) {
+                if let Some(text) = self.bm25.text(id)? {
+                    todo.push(id);
+                    texts.push(text);
+                }
+            }
+        }
+        if todo.is_empty() {
+            return Ok(0);
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        for (id, v) in todo.iter().zip(embedder.embed(&refs)?) {
+            self.vectors.insert(*id, v);
+        }
+        let path = self.dir.join("vectors.bin");
+        self.vectors.save().map_err(|e| IndexError::io(&path, e))?;
+        Ok(todo.len())
+    }
+
+    /// Stage 3, one chunk: encodes and stores its state if the store lacks
+    /// it. Returns whether it encoded. A chunk whose text is gone from the
+    /// index (its file changed since) is skipped, never encoded empty.
+    pub fn encode_chunk_state(
+        &self,
+        states: &States<'_>,
+        session: &mut Session<'_>,
+        id: ChunkId,
+    ) -> Result<bool, IndexError> {
+        let Some(c) = self.manifest.chunks.get(&id) else {
+            return Ok(false);
+        };
+        if states.has(&c.state) {
+            return Ok(false);
+        }
+        let Some(text) = self.bm25.text(id)? else {
+            return Ok(false);
+        };
+        let tokens = states.chunk_tokens(&text);
+        if states.key(&tokens, false) != c.state {
+            return Ok(false); // re-keyed since: the next backlog has it
+        }
+        let (_, stored) = states.encode(session, &tokens, false)?;
+        stored.map_err(|e| IndexError::Engine(e.into()))?;
+        Ok(true)
+    }
+
+    /// All three stages at once (`index`, `watch`, benchmarks): text, then
+    /// every missing vector and (if `with_states`) every missing state.
+    pub fn update(
+        &mut self,
+        states: &States<'_>,
+        embedder: &mut crate::index::dense::Embedder,
+        with_states: bool,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(IndexProgress<'_>),
+    ) -> Result<UpdateReport, IndexError> {
+        let start = Instant::now();
+        let mut r = self.update_text(states, cancel, progress)?;
+        let backlog = self.backlog(states, &[]);
+        let t = Instant::now();
+        let batch = 16;
+        for (i, ids) in backlog.vectors.chunks(batch).enumerate() {
+            if cancel.load(Ordering::Relaxed) {
+                r.cancelled = true;
+                break;
+            }
+            progress(IndexProgress::Stage {
+                stage: Stage::Vectors,
+                done: i * batch,
+                total: backlog.vectors.len(),
+            });
+            r.chunks_embedded += self.embed_chunks(embedder, ids)?;
+        }
+        r.timings_ms.embed = ms(t.elapsed());
+        let t = Instant::now();
+        if with_states && !r.cancelled {
+            let mut session = states.engine.session()?;
+            for (i, &id) in backlog.states.iter().enumerate() {
+                if cancel.load(Ordering::Relaxed) {
+                    r.cancelled = true;
+                    break;
+                }
+                progress(IndexProgress::Stage {
+                    stage: Stage::States,
+                    done: i,
+                    total: backlog.states.len(),
+                });
+                r.chunks_encoded +=
+                    usize::from(self.encode_chunk_state(states, &mut session, id)?);
+            }
+        }
+        r.timings_ms.encode = ms(t.elapsed());
+        r.states_deferred = self.backlog(states, &[]).states.len();
+        r.bytes_on_disk = self.bytes_on_disk(states);
+        r.timings_ms.total = ms(start.elapsed());
+        Ok(r)
+    }
+
+    /// Files that are new or whose content changed, read and chunked. Files
+    /// whose size and mtime match the manifest are not even opened.
+    fn changed_files(
+        &mut self,
+        files: Vec<FileEntry>,
+        states: &States<'_>,
+        r: &mut UpdateReport,
+    ) -> Result<Vec<Pending>, IndexError> {
+        let mut pending = Vec::new();
+        let budget = self.manifest.chunk_tokens;
+        for f in files {
+            if let Some(rec) = self.manifest.files.get(&f.rel) {
+                if rec.size == f.size && rec.mtime_ns == f.mtime_ns {
+                    r.files_unchanged += 1;
+                    continue;
+                }
+            }
+            let bytes = match std::fs::read(&f.abs) {
+                Ok(b) => b,
+                Err(e) => {
+                    r.files_skipped.push(Skipped {
+                        path: f.rel.clone(),
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            let hash = blake3::hash(&bytes).to_hex().to_string();
+            if let Some(rec) = self.manifest.files.get_mut(&f.rel) {
+                if rec.hash == hash {
+                    (rec.size, rec.mtime_ns) = (f.size, f.mtime_ns); // touched, not changed
+                    r.files_unchanged += 1;
+                    continue;
+                }
+            }
+            match extract(&f.abs, &bytes) {
+                Ok(x) => {
+                    let doc = Document {
+                        path: f.rel.clone(),
+                        text: x.text,
+                        page_starts: x.page_starts,
+                    };
+                    let chunks = chunk_document(&doc, budget, &|t| states.engine.tokenize(t).len());
+                    pending.push(Pending {
+                        entry: f,
+                        hash,
+                        chunks,
+                    });
+                }
+                Err(reason) => {
+                    // An indexed file that became unusable leaves the index.
+                    if self.manifest.files.contains_key(&f.rel) {
+                        self.bm25.delete_path(&f.rel)?;
+                        r.chunks_removed += self.manifest.remove_file(&f.rel).len();
+                        r.files_removed += 1;
+                    }
+                    r.files_skipped.push(Skipped {
+                        path: f.rel,
+                        reason,
+                    });
+                }
+            }
+        }
+        r.files_skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(pending)
+    }
+
+    /// Replaces one file's chunks in BM25 and the manifest.
+    fn index_file(
+        &mut self,
+        p: Pending,
+        states: &States<'_>,
+        r: &mut UpdateReport,
+    ) -> Result<(), IndexError> {
+        let rel = p.entry.rel.clone();
+        let t = Instant::now();
+        self.bm25.delete_path(&rel)?;
+        r.chunks_removed += self.manifest.remove_file(&rel).len();
+        let mut ids = Vec::with_capacity(p.chunks.len());
+        for c in &p.chunks {
+            let id = self.manifest.allocate();
+            self.bm25.add(id, &rel, &c.text)?;
+            let tokens = states.chunk_tokens(&c.text);
+            let state = states.key(&tokens, false);
+            r.cache_hits += usize::from(states.has(&state));
+            self.manifest.chunks.insert(
+                id,
+                ChunkRecord {
+                    path: rel.clone(),
+                    lines: c.lines,
+                    heading: c.heading.clone(),
+                    pages: c.pages,
+                    tokens: tokens.len(),
+                    state,
+                },
+            );
+            ids.push(id);
+        }
+        r.timings_ms.bm25 += ms(t.elapsed());
+        self.manifest.files.insert(
+            rel,
+            FileRecord {
+                size: p.entry.size,
+                mtime_ns: p.entry.mtime_ns,
+                hash: p.hash,
+                chunks: ids,
+            },
+        );
+        r.files_indexed += 1;
+        r.chunks_added += p.chunks.len();
+        Ok(())
+    }
+
+    /// New state keys for every chunk after a prefix change.
+    fn rekey(&mut self, states: &States<'_>) -> Result<(), IndexError> {
+        let ids: Vec<ChunkId> = self.manifest.chunks.keys().copied().collect();
+        let mut keys = HashMap::new();
+        for id in ids {
+            if let Some(text) = self.bm25.text(id)? {
+                keys.insert(id, states.key(&states.chunk_tokens(&text), false));
+            }
+        }
+        for (id, key) in keys {
+            if let Some(c) = self.manifest.chunks.get_mut(&id) {
+                c.state = key;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn commit(&mut self, r: &mut UpdateReport) -> Result<(), IndexError> {
+        let t = Instant::now();
+        self.bm25.commit()?;
+        self.vectors
+            .retain(|id| self.manifest.chunks.contains_key(&id));
+        let vpath = self.dir.join("vectors.bin");
+        self.vectors.save().map_err(|e| IndexError::io(&vpath, e))?;
+        let mpath = self.dir.join("manifest.json");
+        self.manifest
+            .save(&mpath)
+            .map_err(|e| IndexError::io(&mpath, e))?;
+        r.timings_ms.commit += ms(t.elapsed());
+        Ok(())
+    }
+}
+
+fn prefix_hex(states: &States<'_>) -> String {
+    states
+        .prefix
+        .id()
+        .0
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

@@ -1,0 +1,278 @@
+//! An open folder: the model's prompt states, the folder's index and the
+//! embedder, and the work that keeps them current. Every front end (`--ask`,
+//! the TUI, `watch`, `index`) holds one of these and nothing else.
+//!
+//! Indexing is staged ([`crate::index::update`]): [`Workspace::open`] and
+//! [`Workspace::refresh_text`] make the folder answerable within seconds;
+//! [`Workspace::step`] then does the rest one unit at a time (a batch of
+//! vectors, or one chunk's state), so a caller can answer a question
+//! between any two units. Units and answers share one machine-wide compute
+//! budget ([`crate::compute`]): questions first.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use crate::answer::{self, Answer, AskOptions};
+use crate::compute::Budget;
+use crate::engine::{Engine, EngineError, PromptLayout, Session};
+use crate::index::dense::{EmbedOptions, Embedder};
+use crate::index::manifest::ChunkId;
+use crate::index::{FolderIndex, IndexError, IndexProgress, Stage, UpdateReport};
+use crate::ingest::Filters;
+use crate::kvstore::KvStore;
+use crate::states::States;
+
+/// Everything that decides how a folder is indexed and answered from.
+#[derive(Clone, Debug)]
+pub struct FolderOptions {
+    pub chunk_tokens: usize,
+    pub system_prompt: String,
+    pub prefix_newlines: usize,
+    pub embed: EmbedOptions,
+    pub filters: Filters,
+    /// KV-state cache budget (least recently used states evicted beyond).
+    pub budget_bytes: u64,
+}
+
+/// Why a folder cannot be opened or refreshed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("--chunk-tokens must be at least 16")]
+    ChunkTokens,
+    #[error("cannot index {folder}: {source}")]
+    Open {
+        folder: String,
+        #[source]
+        source: IndexError,
+    },
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("compute lock: {0}")]
+    Lock(#[from] std::io::Error),
+}
+
+/// One unit of background work done by [`Workspace::step`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Vectors embedded, and how many chunks still lack one.
+    Vectors { done: usize, left: usize },
+    /// A chunk state encoded (or found present), and how many are left.
+    State { encoded: bool, left: usize },
+    /// A question waits elsewhere on the machine: nothing was done.
+    Yielded,
+}
+
+/// An open folder.
+pub struct Workspace<'e> {
+    pub states: States<'e>,
+    pub index: FolderIndex,
+    pub embedder: Embedder,
+    options: FolderOptions,
+    budget: Budget,
+    /// Chunks retrieved for questions since opening: their states first.
+    wanted: Vec<ChunkId>,
+    session: Option<Session<'e>>,
+}
+
+/// KV cells a context needs to answer with `top_k` chunks of about
+/// `chunk_tokens` each: prefix, chunks (tokens run a little over the
+/// target), re-read chunks, question and answer.
+pub fn context_size(top_k: usize, chunk_tokens: usize, max_tokens: usize) -> u32 {
+    let chunk = chunk_tokens * 3 / 2 + 64;
+    let cells = 1024 + 2 * top_k * chunk + max_tokens;
+    cells.next_multiple_of(256) as u32
+}
+
+impl<'e> Workspace<'e> {
+    /// Opens (or creates) the index of `folder` for `engine`. Nothing is
+    /// indexed yet: call [`Self::refresh_text`] (or [`Self::refresh`]).
+    pub fn open(
+        engine: &'e Engine,
+        folder: &Path,
+        o: &FolderOptions,
+        store: KvStore,
+    ) -> Result<Self, WorkspaceError> {
+        Self::open_in(engine, folder, None, o, store)
+    }
+
+    /// [`Self::open`] with the index kept in `index_dir` instead of the
+    /// cache (benchmarks work in scratch directories).
+    pub fn open_in(
+        engine: &'e Engine,
+        folder: &Path,
+        index_dir: Option<std::path::PathBuf>,
+        o: &FolderOptions,
+        store: KvStore,
+    ) -> Result<Self, WorkspaceError> {
+        if o.chunk_tokens < 16 {
+            return Err(WorkspaceError::ChunkTokens);
+        }
+        let layout = PromptLayout::new(engine, &o.system_prompt)?.pad(engine, o.prefix_newlines);
+        let states = States::new(engine, layout, store)?;
+        let embedder = Embedder::load(&o.embed)?;
+        let opened = match index_dir {
+            None => FolderIndex::open(folder, &states, o.chunk_tokens),
+            Some(dir) => folder
+                .canonicalize()
+                .map_err(|e| IndexError::io(folder, e))
+                .and_then(|f| FolderIndex::open_at(&f, dir, &states, o.chunk_tokens)),
+        };
+        let mut index = opened.map_err(|source| WorkspaceError::Open {
+            folder: folder.display().to_string(),
+            source,
+        })?;
+        index.set_filters(o.filters.clone());
+        Ok(Self {
+            states,
+            index,
+            embedder,
+            options: o.clone(),
+            budget: Budget::default(),
+            wanted: Vec::new(),
+            session: None,
+        })
+    }
+
+    /// Uses `budget`'s locks instead of the machine's (tests).
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The text stage: BM25 and the manifest in line with the folder, in
+    /// seconds. Another process updating the same folder is not an error:
+    /// the index is used as that process last committed it.
+    pub fn refresh_text(
+        &mut self,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(IndexProgress<'_>),
+    ) -> Result<UpdateReport, WorkspaceError> {
+        match self.index.update_text(&self.states, cancel, progress) {
+            Ok(r) => Ok(r),
+            Err(IndexError::Busy) => {
+                self.index = self.index.reopen(&self.states)?;
+                Ok(UpdateReport {
+                    busy: true,
+                    ..UpdateReport::default()
+                })
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Vectors and states still to do.
+    pub fn backlog(&self) -> crate::index::Backlog {
+        self.index.backlog(&self.states, &self.wanted)
+    }
+
+    /// One unit of the remaining background work, under the compute budget
+    /// (a question anywhere on the machine makes it yield); `None` when
+    /// the index is complete (`with_states: false`: when only states are
+    /// left).
+    pub fn step(&mut self, with_states: bool) -> Result<Option<Step>, WorkspaceError> {
+        let backlog = self.backlog();
+        if backlog.vectors.is_empty() && (!with_states || backlog.states.is_empty()) {
+            return Ok(None);
+        }
+        let Some(_held) = self.budget.background()? else {
+            return Ok(Some(Step::Yielded));
+        };
+        if !backlog.vectors.is_empty() {
+            let batch = &backlog.vectors[..backlog.vectors.len().min(16)];
+            let done = self.index.embed_chunks(&mut self.embedder, batch)?;
+            return Ok(Some(Step::Vectors {
+                done,
+                left: backlog.vectors.len() - batch.len(),
+            }));
+        }
+        let id = backlog.states[0];
+        let session = match self.session.as_mut() {
+            Some(s) => s,
+            None => self.session.insert(self.states.engine.session()?),
+        };
+        let encoded = self.index.encode_chunk_state(&self.states, session, id)?;
+        Ok(Some(Step::State {
+            encoded,
+            left: backlog.states.len() - 1,
+        }))
+    }
+
+    /// Everything at once: text, vectors, and (if `with_states`) states,
+    /// then the cache budget check. What `index` and `watch` run.
+    pub fn refresh(
+        &mut self,
+        with_states: bool,
+        cancel: &AtomicBool,
+        progress: &mut dyn FnMut(IndexProgress<'_>),
+    ) -> Result<UpdateReport, WorkspaceError> {
+        let start = Instant::now();
+        let mut r = self.refresh_text(cancel, progress)?;
+        let backlog = self.backlog();
+        let (vectors, states) = (backlog.vectors.len(), backlog.states.len());
+        let t = Instant::now();
+        while let Some(step) = self.step(with_states)? {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                r.cancelled = true;
+                break;
+            }
+            match step {
+                Step::Vectors { done, left } => {
+                    r.chunks_embedded += done;
+                    progress(IndexProgress::Stage {
+                        stage: Stage::Vectors,
+                        done: vectors - left,
+                        total: vectors,
+                    });
+                }
+                Step::State { encoded, left } => {
+                    r.chunks_encoded += usize::from(encoded);
+                    progress(IndexProgress::Stage {
+                        stage: Stage::States,
+                        done: states - left,
+                        total: states,
+                    });
+                }
+                Step::Yielded => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
+        r.timings_ms.embed = crate::index::update::ms(t.elapsed());
+        r.states_deferred = self.backlog().states.len();
+        r.gc = Some(self.states.store.gc(
+            &crate::index::referenced_states(),
+            self.options.budget_bytes,
+        ));
+        r.chunks = self.index.len();
+        r.bytes_on_disk = self.index.bytes_on_disk(&self.states);
+        r.timings_ms.total = crate::index::update::ms(start.elapsed());
+        Ok(r)
+    }
+
+    /// Answers `question` (retrieval, states cached or encoded now, APE),
+    /// holding the machine's compute budget from the first state to the last
+    /// token: background work anywhere waits.
+    pub fn ask(
+        &mut self,
+        question: &str,
+        options: &AskOptions,
+        on_text: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<Answer, WorkspaceError> {
+        let _held = self.budget.question()?;
+        let a = answer::ask(
+            &self.states,
+            &self.index,
+            &mut self.embedder,
+            question,
+            options,
+            on_text,
+        )?;
+        for id in a.sources.iter().map(|s| s.hit.id) {
+            if !self.wanted.contains(&id) {
+                self.wanted.push(id);
+            }
+        }
+        Ok(a)
+    }
+}
