@@ -118,10 +118,12 @@ device() {
     python3 - "$out/bench-ttft-$ctx.json" <<'PY' | tee -a "$out/gpu.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
+modes = {m['mode'].split(' ')[0]: m for m in r['modes']}
 print(f"{r['chunks']} x {r['chunk_tokens']} tokens:", ", ".join(
-    f"{m['mode']} TTFT {m['ttft_ms']:.0f} ms (load {m['load_ms']:.0f}, read {m['read_ms']:.0f}) decode {m['decode_tokens_per_s']:.1f} tok/s"
-    for m in r['modes']),
-    f"| seq/APE {r['ttft_ratio_sequential_over_ape']:.1f}x, APE/par decode {r['decode_ratio_ape_over_parallel']:.3f}")
+    f"{m['mode']} TTFT {m['ttft_ms']:.0f} ms cold / {m['ttft_warm_ms']:.0f} warm (load {m['load_ms']:.0f}, read {m['read_ms']:.0f}) decode {m['decode_tokens_per_s']:.1f} tok/s, {m['speedup']:.1f}x"
+    for m in r['modes']))
+if 'ape' in modes and 'parallel' in modes:
+    print(f"  APE/parallel decode {modes['ape']['decode_tokens_per_s'] / modes['parallel']['decode_tokens_per_s']:.3f}")
 PY
   done
 }

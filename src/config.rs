@@ -113,11 +113,10 @@ impl FileConfig {
 /// A config file that exists but cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
@@ -147,10 +146,10 @@ pub fn load_from(path: &Path) -> Result<FileConfig, ConfigError> {
             let _ = crate::fsutil::write_atomic(path, &[TEMPLATE.as_bytes()]);
             return Ok(FileConfig::default());
         }
-        Err(source) => {
+        Err(error) => {
             return Err(ConfigError::Io {
                 path: path.to_owned(),
-                source,
+                error,
             })
         }
     };
@@ -172,10 +171,10 @@ pub fn save_model(
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => TEMPLATE.to_string(),
-        Err(source) => {
+        Err(error) => {
             return Err(ConfigError::Io {
                 path: path.to_owned(),
-                source,
+                error,
             })
         }
     };
@@ -219,9 +218,9 @@ pub fn save_model(
     ));
     // Never write a file that would not load back.
     toml::from_str::<FileConfig>(&text).map_err(|e| invalid(e.to_string()))?;
-    crate::fsutil::write_atomic(path, &[text.as_bytes()]).map_err(|source| ConfigError::Io {
+    crate::fsutil::write_atomic(path, &[text.as_bytes()]).map_err(|error| ConfigError::Io {
         path: path.to_owned(),
-        source,
+        error,
     })
 }
 

@@ -69,7 +69,7 @@ impl KvStore {
         match ChunkState::load(&path, prefix) {
             Ok(s) if self.key(prefix, s.tokens()) == key => Lookup::Hit(s),
             Ok(_) => reject(StateError::OtherPrefix { path: path.clone() }),
-            Err(StateError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Err(StateError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
                 Lookup::Miss
             }
             Err(e) => reject(e),

@@ -19,6 +19,21 @@ pub fn cache_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("ape-chat"))
 }
 
+/// Makes the cache and the config private to the user (0700 directories,
+/// 0600 files): the indexes hold document text and the KV states encode it.
+/// Run at every start, so caches made before this existed are tightened.
+/// The config file's directory is tightened only when it is ape-chat's own
+/// (`own_config_dir`), never a directory a user pointed `APE_CHAT_CONFIG` into.
+pub fn make_private(config_file: &std::path::Path, own_config_dir: bool) -> std::io::Result<()> {
+    crate::fsutil::private_dir(&cache_dir())?;
+    if own_config_dir {
+        if let Some(dir) = config_file.parent().filter(|d| d.exists()) {
+            crate::fsutil::private_dir(dir)?;
+        }
+    }
+    crate::fsutil::private_file(config_file)
+}
+
 /// Directory of model files installed by `scripts/setup.sh`.
 pub fn models_dir() -> PathBuf {
     cache_dir().join("models")

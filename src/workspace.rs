@@ -40,12 +40,8 @@ pub struct FolderOptions {
 pub enum WorkspaceError {
     #[error("--chunk-tokens must be at least 16")]
     ChunkTokens,
-    #[error("cannot index {folder}: {source}")]
-    Open {
-        folder: String,
-        #[source]
-        source: IndexError,
-    },
+    #[error("cannot index {folder}: {error}")]
+    Open { folder: String, error: IndexError },
     #[error(transparent)]
     Index(#[from] IndexError),
     #[error(transparent)]
@@ -120,9 +116,9 @@ impl<'e> Workspace<'e> {
                 .map_err(|e| IndexError::io(folder, e))
                 .and_then(|f| FolderIndex::open_at(&f, dir, &states, o.chunk_tokens)),
         };
-        let mut index = opened.map_err(|source| WorkspaceError::Open {
+        let mut index = opened.map_err(|error| WorkspaceError::Open {
             folder: folder.display().to_string(),
-            source,
+            error,
         })?;
         index.set_filters(o.filters.clone());
         Ok(Self {

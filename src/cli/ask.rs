@@ -128,15 +128,22 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
         )?;
     }
     let g = &a.generated;
+    for note in &a.notes {
+        eprintln!("{} {note}", bold("note:"));
+    }
     if std::io::stderr().is_terminal() {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         eprintln!(
             "{}",
             dim(&format!(
-                "{} · TTFT {:.0} ms (state load {:.0} ms, question prefill {:.0} ms) · {:.1} tok/s",
+                "{} · TTFT {:.0} ms (retrieval {:.0} ms, states {:.0} ms{}, restore {:.0} ms, prefill {:.0} ms) · {:.1} tok/s",
                 a.mode,
-                g.ttft.as_secs_f64() * 1e3,
-                g.prefill.load.as_secs_f64() * 1e3,
-                g.prefill.prefill.as_secs_f64() * 1e3,
+                ms(a.ttft),
+                ms(a.retrieval),
+                ms(a.state_prep),
+                if a.encoded > 0 { format!(", {} encoded now", a.encoded) } else { String::new() },
+                ms(g.prefill.load),
+                ms(g.prefill.prefill),
                 g.decode_tokens_per_s()
             ))
         );
@@ -184,7 +191,8 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
             "reread": reread, "focus": focus,
             "retrieval_ms": ms(a.retrieval), "state_prep_ms": ms(a.state_prep),
             "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
-            "ttft_ms": ms(g.ttft), "decode_tokens_per_s": g.decode_tokens_per_s(),
+            "ttft_ms": ms(a.ttft), "prefill_to_first_token_ms": ms(g.ttft),
+            "decode_tokens_per_s": g.decode_tokens_per_s(), "notes": a.notes,
             "answer_tokens": g.tokens.len(),
             "chunks_encoded": a.encoded, "states_encoded_on_demand": a.encoded,
             "cache_rejected": a.rejected,

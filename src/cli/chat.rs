@@ -221,6 +221,9 @@ impl Worker {
         });
         match result {
             Ok(a) => {
+                if !a.notes.is_empty() {
+                    self.send(Msg::Activity(format!("note: {}", a.notes.join("; "))));
+                }
                 let sources = a
                     .sources
                     .iter()
@@ -235,7 +238,7 @@ impl Worker {
                 let g = &a.generated;
                 self.send(Msg::Answered {
                     sources,
-                    ttft_ms: g.ttft.as_secs_f64() * 1e3,
+                    ttft_ms: a.ttft.as_secs_f64() * 1e3,
                     tokens_per_s: g.decode_tokens_per_s(),
                 });
             }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::style::{bold, dim, mark};
 use super::ModelArgs;
 use crate::engine::check::{self, ApeMathReport, ExactnessReport, SAMPLE_CHUNKS, SAMPLE_QUESTION};
+use crate::engine::prompt::Template;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{ApeParams, Engine, ModelInfo, PromptLayout};
 
@@ -33,6 +34,11 @@ struct Report {
     info: ModelInfo,
     ape_supported: bool,
     ape_unsupported_reason: Option<String>,
+    /// Answer modes this model can use (the others fall back to sequential).
+    modes: Vec<&'static str>,
+    /// How prompts are laid out: the model's chat template, or plain text
+    /// (and why).
+    template: String,
     exactness: Option<Outcome<ExactnessReport>>,
     ape_math: Option<Outcome<ApeMathReport>>,
     ok: bool,
@@ -50,8 +56,20 @@ struct Outcome<T> {
 pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let engine = model.load(4096)?;
     let support = engine.info().ape_support();
+    let layout = PromptLayout::new(&engine, DEFAULT_SYSTEM_PROMPT)?;
+    let template = match &layout.template {
+        Template::Model => "the model's chat template".to_string(),
+        Template::Plain(None) => "plain text (the model has no chat template)".to_string(),
+        Template::Plain(Some(why)) => {
+            format!("plain text (llama.cpp cannot apply the model's chat template: {why})")
+        }
+    };
+    let modes = if support.is_ok() {
+        vec!["sequential", "pcw", "parallel", "ape"]
+    } else {
+        vec!["sequential"]
+    };
     let (exactness, ape_math) = if support.is_ok() {
-        let layout = PromptLayout::new(&engine, DEFAULT_SYSTEM_PROMPT)?;
         (
             Some(exactness(&engine, &layout, args.steps)),
             Some(ape_math(&engine, &layout)),
@@ -67,6 +85,8 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         info: engine.info().clone(),
         ape_supported: support.is_ok(),
         ape_unsupported_reason: support.err(),
+        modes,
+        template,
         exactness,
         ape_math,
         ok,
@@ -134,8 +154,8 @@ fn print_report(r: &Report) {
         i.n_layer, i.n_head, i.n_head_kv, i.head_dim, i.n_ctx_train
     );
     println!(
-        "  chat template {} · identity {}",
-        if i.has_chat_template { "yes" } else { "no" },
+        "  prompt layout: {} · identity {}",
+        r.template,
         dim(&i.id.short())
     );
     println!();
@@ -147,6 +167,15 @@ fn print_report(r: &Report) {
         ),
         Some(why) => println!("{} APE not supported: {why}", mark(false)),
     }
+    println!(
+        "  modes: {}{}",
+        r.modes.join(", "),
+        if r.modes.len() == 1 {
+            dim(" (pcw, parallel and ape answers fall back to sequential prefill, with a note)")
+        } else {
+            String::new()
+        }
+    );
     if let Some(o) = &r.exactness {
         match (&o.result, &o.error) {
             (Some(x), _) => {

@@ -95,6 +95,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let matches = Cli::command().get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let config = crate::config::load()?;
+    // A best effort: a read-only or foreign-owned cache still works.
+    let own = std::env::var_os("APE_CHAT_CONFIG").is_none();
+    let _ = crate::paths::make_private(&crate::config::path(), own);
     let model_id = cli.apply(&config);
     let _ = ctrlc::set_handler(|| {
         if CANCEL.swap(true, Ordering::SeqCst) {

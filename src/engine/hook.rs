@@ -208,6 +208,11 @@ impl Hook {
                         self.fail(format!("layer {layer}: {e}"));
                     }
                 }
+                if layer == 0 && (self.ape.is_some() || self.attribution.is_some()) {
+                    if let Err(e) = self.check_layout(t) {
+                        self.fail(e);
+                    }
+                }
                 self.probe.is_some()
             }
             None => false,
@@ -261,6 +266,36 @@ impl Hook {
         } else if self.edit_kq(&plan, n_kv) {
             self.store(t);
         }
+    }
+
+    /// Every chunk cell must be visible to every row being evaluated: the
+    /// edit assumes the chunks sit in cells `layout.cols`, which is what
+    /// llama.cpp does today after a clear; if a version ever placed them (or
+    /// the question) elsewhere, some of those cells would be masked, and we
+    /// fault rather than edit the wrong keys. The mask is a graph input, set
+    /// before any node runs, so it can be read when the first softmax is
+    /// announced; once per decode call.
+    fn check_layout(&mut self, softmax: &sys::ggml_tensor) -> Result<(), String> {
+        let Some(cols) = self.layout.as_ref().map(|l| l.cols.clone()) else {
+            return Ok(());
+        };
+        // SAFETY: src[1] of a soft_max node is its mask (or null).
+        let Some(mask) = (unsafe { softmax.src[1].as_ref() }) else {
+            return Ok(()); // no mask: every cell is visible
+        };
+        let (n_kv, n_tokens) = (softmax.ne[0] as usize, softmax.ne[1] as usize);
+        if cols.end > n_kv {
+            return Err(format!(
+                "chunk cells {cols:?} lie beyond the {n_kv} cells attention sees: the KV cache layout is not the one APE assumes"
+            ));
+        }
+        read_mask(mask, n_kv, n_tokens, &mut self.mask)?;
+        if !all_visible(&self.mask, n_kv, cols.clone()) {
+            return Err(format!(
+                "some chunk cells {cols:?} are masked from the question: the KV cache layout is not the one APE assumes"
+            ));
+        }
+        Ok(())
     }
 
     /// What the edit needs for a `kq` of `n_kv` cells: `None` when neither
@@ -460,6 +495,13 @@ fn attention_shape(t: &sys::ggml_tensor) -> Option<(usize, usize, usize)> {
     ))
 }
 
+/// Whether every row of `mask` (`n_kv` additive entries per row, `-inf` =
+/// hidden) sees every cell in `cols`.
+fn all_visible(mask: &[f32], n_kv: usize, cols: Range<usize>) -> bool {
+    mask.chunks_exact(n_kv)
+        .all(|row| row[cols.clone()].iter().all(|v| v.is_finite()))
+}
+
 fn op_param_f32(t: &sys::ggml_tensor, i: usize) -> f32 {
     f32::from_bits(t.op_params[i] as u32)
 }
@@ -513,4 +555,23 @@ fn read_mask(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chunk_cell_hidden_from_any_row_is_caught() {
+        let inf = f32::NEG_INFINITY;
+        // Two question rows over 6 cells: prefix 0-1, chunks 2-4, question 5.
+        let good = [0.0, 0.0, 0.0, 0.0, 0.0, inf, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        assert!(all_visible(&good, 6, 2..5));
+        // The question's own cell inside the assumed chunk block (a moved
+        // layout): hidden from the first row by the causal mask.
+        assert!(!all_visible(&good, 6, 3..6));
+        let mut holed = good;
+        holed[9] = inf; // a chunk cell hidden from the second row
+        assert!(!all_visible(&holed, 6, 2..5));
+    }
 }

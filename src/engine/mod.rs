@@ -56,11 +56,10 @@ pub enum EngineError {
     NotGguf(PathBuf),
     #[error("llama.cpp could not load {0}: the GGUF file is corrupt, truncated or of an unsupported architecture")]
     ModelLoad(PathBuf),
-    #[error("reading {path}: {source}")]
+    #[error("reading {path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("llama.cpp backend: {0}")]
     Backend(String),
@@ -103,6 +102,10 @@ pub struct EngineOptions {
     pub batch_tokens: u32,
     /// K cache element type (part of every state's identity).
     pub kv_type: KvType,
+    /// How hard idle CPU workers poll for work, 0–100 (ggml's scale): 0
+    /// sleeps at once, leaving the cores to other work; higher answers a
+    /// little sooner after each graph split at the cost of spinning.
+    pub poll: u32,
 }
 
 impl Default for EngineOptions {
@@ -118,6 +121,7 @@ impl Default for EngineOptions {
             ctx_tokens: 8192,
             batch_tokens: 512,
             kv_type: KvType::F16,
+            poll: 0,
         }
     }
 }
@@ -148,9 +152,9 @@ pub struct Engine {
 impl Engine {
     /// Loads a GGUF model, with clear errors for a missing or non-GGUF file.
     pub fn load(path: &Path, options: EngineOptions) -> Result<Self, EngineError> {
-        let io = |source| EngineError::Io {
+        let io = |error| EngineError::Io {
             path: path.to_owned(),
-            source,
+            error,
         };
         if !path.is_file() {
             return Err(EngineError::ModelMissing(path.to_owned()));
@@ -188,7 +192,17 @@ impl Engine {
 
     /// A fresh context for encoding or answering.
     pub fn session(&self) -> Result<Session<'_>, EngineError> {
-        Session::new(self)
+        Session::new(self, self.options.ctx_tokens)
+    }
+
+    /// A context of at least `cells` KV cells (more than the engine's
+    /// default when an answer needs them), at most the model's trained
+    /// context or the default, whichever is larger.
+    pub fn session_for(&self, cells: usize) -> Result<Session<'_>, EngineError> {
+        let cap = self.options.ctx_tokens.max(self.info.n_ctx_train);
+        let want =
+            (cells.next_multiple_of(256) as u32).clamp(self.options.ctx_tokens, cap.max(256));
+        Session::new(self, want)
     }
 
     /// Tokenizes document or user text: special-token syntax in it stays text.

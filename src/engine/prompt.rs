@@ -25,6 +25,19 @@ pub struct PromptLayout {
     pub prefix: Vec<TokenId>,
     /// Template text that ends the user turn and starts the answer.
     turn_end: Vec<TokenId>,
+    /// Where the layout came from.
+    pub template: Template,
+}
+
+/// How the prompt is laid out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Template {
+    /// The model's own chat template.
+    Model,
+    /// Plain text ("system prompt, documents, Question: …, Answer:"): the
+    /// model has no chat template, or llama.cpp does not recognise it (the
+    /// reason).
+    Plain(Option<String>),
 }
 
 impl PromptLayout {
@@ -32,32 +45,28 @@ impl PromptLayout {
     /// without a template get a plain-text layout.
     pub fn new(engine: &Engine, system: &str) -> Result<Self, EngineError> {
         let model = engine.model();
-        let (head, tail) = match model.chat_template(None) {
-            Ok(tmpl) => {
-                let msg = |role: &str, content: &str| {
-                    LlamaChatMessage::new(role.into(), content.into())
-                        .map_err(|e| EngineError::Template(e.to_string()))
-                };
-                let chat = [msg("system", system)?, msg("user", MARK)?];
-                let text = model
-                    .apply_chat_template(&tmpl, &chat, true)
-                    .map_err(|e| EngineError::Template(e.to_string()))?;
-                let (h, t) = text.split_once(MARK).ok_or_else(|| {
-                    EngineError::Template("template does not contain the user message".into())
-                })?;
-                (h.to_string(), t.to_string())
-            }
-            Err(_) => (format!("{system}\n\n"), "\nAnswer: ".to_string()),
+        let plain = || (format!("{system}\n\n"), "\nAnswer: ".to_string());
+        let ((head, tail), template) = match model.chat_template(None) {
+            Ok(tmpl) => match split_template(model, &tmpl, system) {
+                Ok(parts) => (parts, Template::Model),
+                // A template llama.cpp cannot apply: answer in plain text
+                // rather than not at all.
+                Err(e) => (plain(), Template::Plain(Some(e.to_string()))),
+            },
+            Err(_) => (plain(), Template::Plain(None)),
         };
-        let mut prefix = Vec::new();
+        let head_tokens = engine.tokens(&head, true);
         let vocab = model.vocab();
-        if vocab.should_add_bos() {
+        let mut prefix = Vec::new();
+        // A template that writes BOS itself gets no second one.
+        if vocab.should_add_bos() && head_tokens.first() != Some(&vocab.bos().0) {
             prefix.push(vocab.bos().0);
         }
-        prefix.extend(engine.tokens(&head, true));
+        prefix.extend(head_tokens);
         Ok(Self {
             prefix,
             turn_end: engine.tokens(&tail, true),
+            template,
         })
     }
 
@@ -65,7 +74,7 @@ impl PromptLayout {
     /// (the paper grows it by 2, 10, 20, 40) that `ape-chat calibrate`
     /// searches.
     pub fn pad(mut self, engine: &Engine, newlines: usize) -> Self {
-        if let Some(&nl) = engine.tokenize("\n").first() {
+        if let Some(nl) = newline_token(engine) {
             self.prefix.extend(std::iter::repeat_n(nl, newlines));
         }
         self
@@ -82,4 +91,34 @@ impl PromptLayout {
         t.extend_from_slice(&self.turn_end);
         t
     }
+}
+
+/// The template's text before and after the user's message.
+fn split_template(
+    model: &llama_cpp_2::model::LlamaModel,
+    tmpl: &llama_cpp_2::model::LlamaChatTemplate,
+    system: &str,
+) -> Result<(String, String), EngineError> {
+    let msg = |role: &str, content: &str| {
+        LlamaChatMessage::new(role.into(), content.into())
+            .map_err(|e| EngineError::Template(e.to_string()))
+    };
+    let chat = [msg("system", system)?, msg("user", MARK)?];
+    let text = model
+        .apply_chat_template(tmpl, &chat, true)
+        .map_err(|e| EngineError::Template(e.to_string()))?;
+    let (h, t) = text.split_once(MARK).ok_or_else(|| {
+        EngineError::Template("template does not contain the user message".into())
+    })?;
+    Ok((h.to_string(), t.to_string()))
+}
+
+/// The token whose text is exactly a newline. Tokenizing "\n" alone gives
+/// SentencePiece vocabularies (Llama 2, Mistral, Gemma) a leading "▁" (a
+/// space) first, which is not what padding should repeat.
+pub fn newline_token(engine: &Engine) -> Option<TokenId> {
+    engine
+        .tokenize("\n")
+        .into_iter()
+        .find(|&t| engine.token_bytes(t) == b"\n")
 }

@@ -1,11 +1,13 @@
-//! Installing `cb_eval`, which `llama-cpp-2` 0.1.160 has no setter for.
+//! The two places ape-chat reaches under `llama-cpp-2` 0.1.160 (pinned):
 //!
-//! `LlamaContextParams` is a struct whose only field is the raw
-//! `llama_context_params`. `transmute` refuses to compile unless both types
-//! have the same size, and a single field that fills its struct's whole size
-//! must sit at offset 0, so the two types share one layout. The alignment
-//! check below guards the other half. Nothing else in ape-chat reaches under
-//! the wrapper; a crate upgrade that changes it fails to build here.
+//! 1. installing `cb_eval`, which it has no setter for. `LlamaContextParams`
+//!    is a struct whose only field is the raw `llama_context_params`.
+//!    `transmute` refuses to compile unless both types have the same size,
+//!    and a single field that fills its struct's whole size must sit at
+//!    offset 0, so the two types share one layout. The alignment check below
+//!    guards the other half; a crate upgrade that changes it fails to build.
+//! 2. the raw `llama_context`, which it keeps private, to attach a
+//!    persistent thread pool ([`context_ptr`]).
 
 use std::ffi::c_void;
 
@@ -36,6 +38,21 @@ pub(crate) fn with_eval_callback(
 fn into_raw(params: LlamaContextParams) -> sys::llama_context_params {
     // SAFETY: same layout (module docs).
     unsafe { std::mem::transmute::<LlamaContextParams, sys::llama_context_params>(params) }
+}
+
+/// The raw `llama_context` behind `ctx`. llama-cpp-2 keeps the pointer
+/// private but prints it in its `Debug` output (`LlamaContext { context:
+/// 0x… }`); the address is read from there, and `None` comes back if the
+/// output has another shape. A test pins the format against llama.cpp's
+/// own answer for the context (its cell count).
+pub(crate) fn context_ptr(
+    ctx: &llama_cpp_2::context::LlamaContext<'_>,
+) -> Option<std::ptr::NonNull<sys::llama_context>> {
+    let text = format!("{ctx:?}");
+    let rest = text.strip_prefix("LlamaContext { context: 0x")?;
+    let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
+    let addr = usize::from_str_radix(&hex, 16).ok()?;
+    std::ptr::NonNull::new(addr as *mut sys::llama_context)
 }
 
 #[cfg(test)]

@@ -50,6 +50,51 @@ pub struct Session<'e> {
     last_logits: Option<i32>,
     /// Where assembled states wait for llama.cpp's restore.
     staging: Staging,
+    /// CPU worker threads kept for the context's life (`None` if the raw
+    /// context could not be reached: llama.cpp's per-compute threads).
+    threadpool: Option<Threadpool>,
+}
+
+/// A ggml CPU thread pool attached to one context. Without it, llama.cpp
+/// starts and joins its worker threads for every graph compute, and APE's
+/// edit splits every decode into one compute per layer; with it, workers
+/// persist and, at polling level 0, sleep instead of spinning while idle, so
+/// they leave the cores to whoever else computes.
+struct Threadpool {
+    pool: *mut sys::ggml_threadpool,
+    ctx: std::ptr::NonNull<sys::llama_context>,
+}
+
+impl Threadpool {
+    fn attach(ctx: &LlamaContext<'_>, threads: i32, poll: u32) -> Option<Self> {
+        let raw = super::raw_params::context_ptr(ctx)?;
+        // SAFETY: `raw` is the live context behind `ctx` (checked by the
+        // Debug format test); the params come from ggml's own defaults.
+        unsafe {
+            if sys::llama_n_ctx(raw.as_ptr()) != ctx.n_ctx() {
+                return None; // not the context we think: leave it alone
+            }
+            let mut params = sys::ggml_threadpool_params_default(threads);
+            params.poll = poll;
+            let pool = sys::ggml_threadpool_new(&mut params);
+            if pool.is_null() {
+                return None;
+            }
+            sys::llama_attach_threadpool(raw.as_ptr(), pool, pool);
+            Some(Self { pool, ctx: raw })
+        }
+    }
+}
+
+impl Drop for Threadpool {
+    fn drop(&mut self) {
+        // SAFETY: detached while the context is still alive (the session
+        // drops this before the context), then freed once.
+        unsafe {
+            sys::llama_detach_threadpool(self.ctx.as_ptr());
+            sys::ggml_threadpool_free(self.pool);
+        }
+    }
 }
 
 /// The buffer assembled states are restored from: page-locked memory when
@@ -99,12 +144,12 @@ fn gpu_backend() -> bool {
 }
 
 impl<'e> Session<'e> {
-    pub(super) fn new(engine: &'e Engine) -> Result<Self, EngineError> {
+    pub(super) fn new(engine: &'e Engine, cells: u32) -> Result<Self, EngineError> {
         let o = &engine.options;
         let threads = o.threads as i32;
         let hook = NonNull::from(Box::leak(Box::<Hook>::default()));
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(o.ctx_tokens))
+            .with_n_ctx(NonZeroU32::new(cells))
             .with_n_batch(o.batch_tokens)
             .with_n_ubatch(o.batch_tokens)
             .with_n_seq_max(2)
@@ -124,6 +169,7 @@ impl<'e> Session<'e> {
             }
         };
         let n_ctx = ctx.n_ctx() as usize;
+        let threadpool = Threadpool::attach(&ctx, threads, o.poll);
         Ok(Self {
             engine,
             ctx: ManuallyDrop::new(ctx),
@@ -135,7 +181,13 @@ impl<'e> Session<'e> {
             used_cells: 0,
             last_logits: None,
             staging: Staging::for_engine(engine),
+            threadpool,
         })
+    }
+
+    /// Whether llama.cpp computes with a persistent thread pool here.
+    pub fn has_threadpool(&self) -> bool {
+        self.threadpool.is_some()
     }
 
     fn hook_ref(&self) -> &Hook {
@@ -556,8 +608,9 @@ pub(crate) fn argmax(xs: &[f32]) -> TokenId {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        // SAFETY: the context is dropped first and never used again; after
-        // that nothing points to the hook, which we leaked in `new`.
+        self.threadpool = None; // detached while the context lives
+                                // SAFETY: the context is dropped first and never used again; after
+                                // that nothing points to the hook, which we leaked in `new`.
         unsafe {
             ManuallyDrop::drop(&mut self.ctx);
             drop(Box::from_raw(self.hook.as_ptr()));

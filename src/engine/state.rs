@@ -153,11 +153,10 @@ pub struct ChunkState {
 /// treat all but `Io` as "re-encode this chunk".
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: not an ape-chat KV state file")]
     Foreign { path: PathBuf },
@@ -247,18 +246,18 @@ impl ChunkState {
     /// Writes the state to `path` atomically.
     pub fn save(&self, path: &Path) -> Result<(), StateError> {
         let (head, body) = self.to_file_bytes();
-        write_atomic(path, &[&head, body]).map_err(|source| StateError::Io {
+        write_atomic(path, &[&head, body]).map_err(|error| StateError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })
     }
 
     /// Reads a state from `path`, accepting it only if it was made after
     /// `prefix` (which pins the model and KV type too).
     pub fn load(path: &Path, prefix: &PrefixState) -> Result<Self, StateError> {
-        let data = std::fs::read(path).map_err(|source| StateError::Io {
+        let data = std::fs::read(path).map_err(|error| StateError::Io {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         Self::from_file_data(data, prefix).map_err(|e| e.at(path))
     }
@@ -338,7 +337,7 @@ impl StateError {
     fn at(self, path: &Path) -> Self {
         let path = path.to_owned();
         match self {
-            StateError::Io { source, .. } => StateError::Io { path, source },
+            StateError::Io { error, .. } => StateError::Io { path, error },
             StateError::Foreign { .. } => StateError::Foreign { path },
             StateError::Version {
                 found, expected, ..

@@ -17,11 +17,10 @@ use crate::states::States;
 /// Why a run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultsError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error(transparent)]
     Engine(#[from] crate::engine::EngineError),
@@ -110,9 +109,9 @@ impl Results {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(), ResultsError> {
         let todo = self.missing(records, modes);
-        let io = |source| ResultsError::Io {
+        let io = |error| ResultsError::Io {
             path: self.path.clone(),
-            source,
+            error,
         };
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;

@@ -203,7 +203,15 @@ pub fn answer(
 ) -> Result<Prediction, EngineError> {
     let mut chunks = Vec::new();
     let ctx = p.context(states, mode, &mut chunks);
+    // The answer starts by reading its states from the store, as `--ask`
+    // does; the in-memory copies are identical, so only the time is kept.
     let start = Instant::now();
+    if let Some(alone) = mode.chunks_alone() {
+        for c in ctx.chunks {
+            let path = states.store.path(&states.key(c.tokens(), alone));
+            let _ = ChunkState::load(&path, states.after(alone));
+        }
+    }
     let timings = prefill(s, mode, &ctx)?;
     let question_end = s.position();
     let first = s.logits()?.to_vec();

@@ -7,11 +7,10 @@ use crate::engine::EngineError;
 /// Index failures callers branch on (`Cancelled` is a clean stop).
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("BM25 index: {0}")]
     Bm25(String),
@@ -24,10 +23,10 @@ pub enum IndexError {
 }
 
 impl IndexError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
         Self::Io {
             path: path.to_path_buf(),
-            source,
+            error,
         }
     }
 }

@@ -55,6 +55,9 @@ pub struct UpdateReport {
     pub files_unchanged: usize,
     pub files_removed: usize,
     pub files_skipped: Vec<Skipped>,
+    /// Files read with a remark (another text encoding, characters
+    /// replaced): indexed, and said so.
+    pub files_noted: Vec<Skipped>,
     pub chunks: usize,
     pub chunks_added: usize,
     pub chunks_removed: usize,
@@ -207,7 +210,8 @@ impl FolderIndex {
 
     /// Work stages 2 and 3 still owe. States come in the order they are most
     /// likely to be asked for: chunks in `wanted` (retrieved before), then
-    /// the most recently modified files first.
+    /// the most recently modified files first. None on a model APE does not
+    /// support: every answer there is a sequential prefill, which uses none.
     pub fn backlog(&self, states: &States<'_>, wanted: &[ChunkId]) -> Backlog {
         let vectors = self
             .manifest
@@ -222,6 +226,12 @@ impl FolderIndex {
                 .get(id)
                 .is_some_and(|c| !states.has(&c.state))
         };
+        if states.engine.info().ape_support().is_err() {
+            return Backlog {
+                vectors,
+                states: Vec::new(),
+            };
+        }
         let mut files: Vec<&FileRecord> = self.manifest.files.values().collect();
         files.sort_by_key(|f| std::cmp::Reverse(f.mtime_ns));
         let mut seen = HashSet::new();
@@ -379,6 +389,12 @@ impl FolderIndex {
             }
             match extract(&f.abs, &bytes) {
                 Ok(x) => {
+                    if let Some(note) = x.note {
+                        r.files_noted.push(Skipped {
+                            path: f.rel.clone(),
+                            reason: note,
+                        });
+                    }
                     let doc = Document {
                         path: f.rel.clone(),
                         text: x.text,

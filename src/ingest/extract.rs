@@ -1,5 +1,8 @@
-//! Text out of a file, by format. Returns a clear reason for files that look
-//! indexable but are not usable (binary content, invalid UTF-8).
+//! Text out of a file, by format. Text files come in the encodings real
+//! folders hold (UTF-8, UTF-16 with a byte-order mark, Windows-1252 /
+//! Latin-1 for older notes and exported mail); a file is refused, with a
+//! clear reason, only when it is not text at all (binary content, a broken
+//! PDF or DOCX).
 
 use std::path::Path;
 
@@ -22,6 +25,9 @@ pub enum Kind {
 pub struct Extracted {
     pub text: String,
     pub page_starts: Vec<usize>,
+    /// Something worth telling about how the text was read (another
+    /// encoding, characters replaced), for the index report.
+    pub note: Option<String>,
 }
 
 const TEXT_EXTENSIONS: &[&str] = &[
@@ -50,11 +56,12 @@ pub fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted, String> {
         Some(Kind::Pdf) => pdf(bytes),
         Some(Kind::Docx) => super::docx::to_text(bytes).map(|text| Extracted {
             text,
-            page_starts: vec![],
+            ..Extracted::default()
         }),
-        _ => text(path, bytes).map(|text| Extracted {
+        _ => text(path, bytes).map(|(text, note)| Extracted {
             text,
-            page_starts: vec![],
+            note,
+            ..Extracted::default()
         }),
     }
 }
@@ -79,17 +86,52 @@ fn pdf(bytes: &[u8]) -> Result<Extracted, String> {
     Ok(out)
 }
 
-fn text(path: &Path, bytes: &[u8]) -> Result<String, String> {
+fn text(path: &Path, bytes: &[u8]) -> Result<(String, Option<String>), String> {
+    let (text, note) = decode(bytes)?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = match kind(path) {
+        Some(Kind::Html) => super::html::to_text(text),
+        _ => text.replace("\r\n", "\n"),
+    };
+    Ok((text, note))
+}
+
+/// Bytes to text: UTF-8 as is; UTF-16 by its byte-order mark; anything else
+/// that has no NUL byte as Windows-1252 (every byte maps, so nothing is
+/// lost; a real Latin-1 or cp1252 file reads correctly). NUL bytes without a
+/// UTF-16 mark mean binary.
+fn decode(bytes: &[u8]) -> Result<(String, Option<String>), String> {
+    if let Some((enc, _)) = encoding_rs::Encoding::for_bom(bytes) {
+        if enc != encoding_rs::UTF_8 {
+            let (text, _, replaced) = enc.decode(bytes);
+            let note = format!(
+                "decoded as {}{}",
+                enc.name(),
+                if replaced {
+                    ", some characters replaced"
+                } else {
+                    ""
+                }
+            );
+            return Ok((text.into_owned(), Some(note)));
+        }
+    }
     if bytes.contains(&0) {
         return Err("binary content".into());
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()))?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    Ok(match kind(path) {
-        Some(Kind::Html) => super::html::to_text(text),
-        _ => text.replace("\r\n", "\n"),
-    })
+    match std::str::from_utf8(bytes) {
+        Ok(t) => Ok((t.to_string(), None)),
+        Err(e) => {
+            let (text, _, _) = encoding_rs::WINDOWS_1252.decode(bytes);
+            Ok((
+                text.into_owned(),
+                Some(format!(
+                    "not UTF-8 (byte {}): decoded as Windows-1252",
+                    e.valid_up_to()
+                )),
+            ))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -97,16 +139,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rejects_binary_and_invalid_utf8_with_a_reason() {
+    fn reads_every_text_encoding_and_rejects_only_binary() {
         let p = Path::new("a.txt");
         assert_eq!(
             extract(p, b"ok\r\nfine").map(|e| e.text).as_deref(),
             Ok("ok\nfine")
         );
         assert_eq!(extract(p, b"\x00\x01"), Err("binary content".into()));
-        assert!(extract(p, b"caf\xe9")
-            .unwrap_err()
-            .contains("UTF-8 at byte 3"));
+        // Latin-1 / Windows-1252: read, and said so.
+        let latin1 = extract(p, b"Caf\xe9 cr\xe8me \x93quoted\x94").expect("latin-1");
+        assert_eq!(latin1.text, "Café crème \u{201c}quoted\u{201d}");
+        assert!(latin1.note.expect("note").contains("Windows-1252"));
+        // UTF-16 with a byte-order mark, little and big endian.
+        let le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("Grüße".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("Grüße".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(extract(p, &le).expect("utf-16le").text, "Grüße");
+        assert_eq!(extract(p, &be).expect("utf-16be").text, "Grüße");
+        // UTF-8 with a BOM: the mark goes, no note.
+        let bom = extract(p, "\u{feff}plain".as_bytes()).expect("bom");
+        assert_eq!((bom.text.as_str(), bom.note), ("plain", None));
         assert!(extract(Path::new("x.pdf"), b"%PDF-1.4 garbage")
             .unwrap_err()
             .contains("PDF"));

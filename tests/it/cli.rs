@@ -1,11 +1,12 @@
 //! The binary as a user runs it: doctor, bench, --ask, exit codes, messages.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, tiny_model_path, Succeed};
+use crate::common::{ape_chat, gemma_model_path, tiny_model_path, Succeed};
 
 fn json_lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -55,12 +56,117 @@ fn doctor_passes_on_the_tiny_model() {
     assert_eq!(r["ok"], true);
     assert_eq!(r["info"]["architecture"], "llama");
     assert_eq!(r["ape_supported"], true);
+    assert_eq!(
+        r["modes"],
+        serde_json::json!(["sequential", "pcw", "parallel", "ape"])
+    );
+    assert_eq!(r["template"], "the model's chat template");
     assert_eq!(r["exactness"]["result"]["parallel_vs_sequential"], 0.0);
     assert!(
         r["ape_math"]["result"]["max_abs_error"]
             .as_f64()
             .expect("number")
             <= 1e-5
+    );
+}
+
+/// A model APE does not support (Gemma 3: sliding-window attention, no chat
+/// template) still answers: by sequential prefill, with one note saying why,
+/// and without encoding a single chunk state it would never use. Swapping
+/// models on one folder leaves each model's states to itself.
+#[test]
+fn an_unsupported_model_answers_sequentially_and_says_why() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let tiny = || {
+        let q = "How long are nightly snapshots kept?";
+        ask_json(cache.path(), q, &["--max-tokens", "8", "--top-k", "2"])
+    };
+    let before = tiny();
+    assert_eq!(record(&before, "stats")["states_encoded_on_demand"], 2);
+    let tiny_states = walk(&cache.path().join("kv"));
+
+    let out = ape_chat(cache.path())
+        .args(["--ask", "How long are nightly snapshots kept?", "--json"])
+        .args([
+            "--max-tokens",
+            "8",
+            "--top-k",
+            "2",
+            "--mode",
+            "ape",
+            "--model",
+        ])
+        .arg(gemma_model_path())
+        .arg(sample_dir())
+        .succeed();
+    let lines = json_lines(&out);
+    let stats = record(&lines, "stats");
+    assert_eq!(stats["mode"], "sequential");
+    let notes: Vec<&str> = stats["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("not available on this model") && n.contains("sequential")),
+        "{notes:?}"
+    );
+    assert_eq!(stats["states_encoded_on_demand"], 0);
+    assert_eq!(
+        walk(&cache.path().join("kv")),
+        tiny_states,
+        "no chunk state is encoded for a model that cannot use one"
+    );
+    assert_eq!(
+        record(&lines, "sources")["sources"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+
+    // Without --json the note reaches the user on stderr.
+    let out = ape_chat(cache.path())
+        .args([
+            "--ask",
+            "Where are encryption keys kept?",
+            "--max-tokens",
+            "4",
+        ])
+        .arg("--model")
+        .arg(gemma_model_path())
+        .arg(sample_dir())
+        .succeed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not available on this model"), "{err}");
+
+    let after = tiny();
+    assert_eq!(record(&after, "stats")["states_encoded_on_demand"], 0);
+    assert_eq!(
+        record(&after, "answer")["text"],
+        record(&before, "answer")["text"]
+    );
+
+    let out = ape_chat(cache.path())
+        .args(["doctor", "--json", "--model"])
+        .arg(gemma_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        !out.status.success(),
+        "doctor fails where APE is unsupported"
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["ape_supported"], false);
+    assert_eq!(r["modes"], serde_json::json!(["sequential"]));
+    assert!(
+        r["template"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("plain text")),
+        "{}",
+        r["template"]
     );
 }
 
@@ -214,7 +320,16 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
             &["--max-tokens", "24", "--mode", mode, "--top-k", "3"],
         )
     };
+    // A cache made before ape-chat kept it private is tightened on start.
+    let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+    std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let first = ask("ape");
+    assert_eq!(mode(cache.path()), 0o700, "the cache holds document text");
+    let states = walk(&cache.path().join("kv"));
+    assert!(!states.is_empty());
+    for f in states {
+        assert_eq!(mode(&f), 0o600, "{}", f.display());
+    }
     let stats = record(&first, "stats");
     assert_eq!(stats["mode"], "ape");
     assert_eq!(
@@ -419,6 +534,29 @@ fn settings_layer_file_then_env_then_flags() {
     assert!(
         err.contains("config.toml") && err.contains("top_k"),
         "{err}"
+    );
+}
+
+/// A bad value in the config file stops the run with the file and the key
+/// named, before any work.
+#[test]
+fn a_bad_config_value_names_the_file_and_the_key() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let config = cache.path().join("config.toml");
+    std::fs::write(&config, "top_k = 4\nquality = \"fastest\"\n").expect("write");
+    let out = ape_chat(cache.path())
+        .args(["--ask", "anything?", "--model"])
+        .arg(tiny_model_path())
+        .arg(sample_dir())
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&config.display().to_string()), "{err}");
+    assert!(err.contains("quality") && err.contains("fastest"), "{err}");
+    assert!(
+        !cache.path().join("indexes").exists(),
+        "nothing was indexed"
     );
 }
 

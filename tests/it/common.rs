@@ -18,6 +18,18 @@ pub fn tiny_model_path() -> PathBuf {
     path
 }
 
+/// Gemma 3 270M (`scripts/setup.sh --tiny`): a base model with sliding-window
+/// attention and no chat template, where APE is unsupported.
+pub fn gemma_model_path() -> PathBuf {
+    let path = ape_chat::paths::models_dir().join("gemma-3-270m-q4_k_m.gguf");
+    assert!(
+        path.is_file(),
+        "test model {} missing: run scripts/setup.sh --tiny",
+        path.display()
+    );
+    path
+}
+
 /// The tiny model, shared by every test in this binary.
 pub fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();

@@ -15,6 +15,14 @@ fn one_chunk_parallel_reproduces_sequential_exactly() {
     assert_eq!(r.ape_identity_vs_parallel, 0.0, "{r:?}");
 }
 
+/// llama.cpp computes with worker threads kept for the session's life (a
+/// pool attached through the raw context), not threads started for every
+/// graph compute, which APE's per-layer split makes many per token.
+#[test]
+fn sessions_compute_with_a_persistent_thread_pool() {
+    assert!(engine().session().expect("session").has_threadpool());
+}
+
 /// PCW differs from parallel only by the prefix its chunks saw: its states
 /// (encoded alone, saved, restored) reproduce the chunk decoded live in a
 /// sequence of its own, and the shared prefix changes the answer.

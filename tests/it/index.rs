@@ -69,6 +69,15 @@ fn fixture(root: &Path, outside: &Path) -> &'static str {
     fs::write(root.join("blob.txt"), b"\x00\x01\x02binary").expect("write");
     fs::write(root.join("latin1.md"), b"caf\xe9 au lait").expect("write");
     fs::write(root.join("picture.png"), b"\x89PNG\r\n").expect("write");
+    // A named pipe would block a reader forever; a 40 MB sparse file costs
+    // nothing on disk but must not be read into memory.
+    let made = std::process::Command::new("mkfifo")
+        .arg(root.join("pipe.md"))
+        .status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    fs::File::create(root.join("huge.txt"))
+        .and_then(|f| f.set_len(40 << 20))
+        .expect("sparse file");
     fs::write(root.join(".gitignore"), "ignored.md\n").expect("write");
     fs::write(root.join("ignored.md"), "never indexed").expect("write");
     fs::create_dir(root.join("sub")).expect("mkdir");
@@ -85,7 +94,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
     let secret = fixture(root.path(), outside.path());
     let r = index(cache.path(), root.path());
 
-    assert_eq!(n(&r, "files_indexed"), 6, "{r}");
+    assert_eq!(n(&r, "files_indexed"), 7, "{r}");
     let skipped: Vec<(String, String)> = r["files_skipped"]
         .as_array()
         .expect("skipped")
@@ -109,11 +118,23 @@ fn indexes_text_formats_and_reports_every_bad_file() {
         reason("broken.pdf").contains("unreadable PDF"),
         "{skipped:?}"
     );
-    assert!(reason("latin1.md").contains("invalid UTF-8"), "{skipped:?}");
+    assert_eq!(reason("latin1.md"), "", "Latin-1 text is read: {skipped:?}");
+    let noted = r["files_noted"].as_array().expect("notes");
+    assert_eq!(noted.len(), 1, "{noted:?}");
+    assert_eq!(noted[0]["path"], "latin1.md");
+    assert!(noted[0]["reason"]
+        .as_str()
+        .is_some_and(|n| n.contains("Windows-1252")));
     assert_eq!(reason("escape.md"), "symlink leaves the folder");
     assert!(
         skipped.iter().any(|(_, r)| r == "symlink loop"),
         "{skipped:?}"
+    );
+    assert_eq!(reason("huge.txt"), "larger than 16 MiB");
+    assert_eq!(
+        reason("pipe.md"),
+        "",
+        "not a file: passed over, never opened"
     );
     assert_eq!(skipped.len(), 5, "{skipped:?}");
     assert_eq!(
@@ -138,6 +159,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
     assert_eq!(
         files,
         [
+            "latin1.md",
             "lib.rs",
             "memo.docx",
             "notes.md",
@@ -207,7 +229,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
 
     let noop = index(cache.path(), root.path());
     assert_eq!(n(&noop, "files_indexed"), 0);
-    assert_eq!(n(&noop, "files_unchanged"), 6);
+    assert_eq!(n(&noop, "files_unchanged"), 7);
     assert_eq!(n(&noop, "chunks_encoded") + n(&noop, "chunks_embedded"), 0);
     assert_eq!(n(&noop, "chunks"), n(&first, "chunks"));
 
@@ -229,7 +251,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
 
     assert_eq!(n(&r, "files_indexed"), 2, "edited + renamed: {r}");
     assert_eq!(n(&r, "files_removed"), 2, "deleted + renamed away: {r}");
-    assert_eq!(n(&r, "files_unchanged"), 3, "{r}");
+    assert_eq!(n(&r, "files_unchanged"), 4, "{r}");
     let removed = chunks_of(&before, "readme.txt")
         + chunks_of(&before, "lib.rs")
         + chunks_of(&before, "page.html");
@@ -412,4 +434,144 @@ fn changing_the_system_prompt_re_encodes_every_state_once() {
         n(&stats, "entries"),
         "old-prefix states were collected: {stats}"
     );
+}
+
+/// A question anywhere on the machine holds background work off: while
+/// another process waits for or computes an answer (here: this test, holding
+/// the machine's question lock), `index` in a second process commits its
+/// text and BM25 but embeds and encodes nothing; it carries on once the
+/// question is done.
+#[test]
+fn indexing_in_another_process_yields_to_a_question() {
+    use ape_chat::compute::Budget;
+    use std::time::{Duration, Instant};
+
+    let (cache, root, outside) = (tempdir(), tempdir(), tempdir());
+    fixture(root.path(), outside.path());
+    let question = Budget::at(cache.path().join("locks"))
+        .question()
+        .expect("question lock");
+    let mut child = ape_chat(cache.path())
+        .args(["index", "--json", "--chunk-tokens", "64"])
+        .arg(root.path())
+        .arg("--model")
+        .arg(tiny_model_path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let committed = || {
+        fs::read_dir(cache.path().join("indexes"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|d| d.path().join("manifest.json").is_file())
+    };
+    let start = Instant::now();
+    while !committed() {
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "index ended early"
+        );
+        assert!(start.elapsed() < Duration::from_secs(120), "no text stage");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        child.try_wait().expect("wait").is_none(),
+        "index finished while a question held the machine"
+    );
+    let m = manifest(cache.path());
+    assert!(m["chunks"].as_object().is_some_and(|c| !c.is_empty()));
+    let states = |dir: &Path| {
+        fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|d| fs::read_dir(d.path()).into_iter().flatten().flatten())
+            .count()
+    };
+    assert_eq!(states(&cache.path().join("kv")), 0, "no state encoded yet");
+
+    drop(question);
+    let out = child.wait_with_output().expect("index");
+    assert!(out.status.success());
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert_eq!(n(&r, "chunks_encoded"), n(&r, "chunks"), "{r}");
+    assert_eq!(n(&r, "chunks_embedded"), n(&r, "chunks"), "{r}");
+}
+
+/// A full disk stops indexing with a clear error and loses nothing: no
+/// half-written file is left behind, and once there is room again the
+/// next run finishes the job. Needs a small tmpfs (root); skipped where
+/// mounting is not allowed.
+#[test]
+fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
+    use std::process::Command;
+
+    let (mnt, root, outside) = (tempdir(), tempdir(), tempdir());
+    fixture(root.path(), outside.path());
+    let mount = |opts: &str| {
+        Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(mnt.path())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !mount("size=1m") {
+        eprintln!("skipped: cannot mount a tmpfs here");
+        return;
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.path());
+    let cache = mnt.path();
+    let run = || {
+        ape_chat(cache)
+            .args(["index", "--chunk-tokens", "64"])
+            .arg(root.path())
+            .arg("--model")
+            .arg(tiny_model_path())
+            .output()
+            .expect("run")
+    };
+    let out = run();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let leftovers: Vec<_> = walk_files(cache)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    assert!(mount("remount,size=256m"), "grow the tmpfs");
+    let r = index(cache, root.path());
+    assert!(n(&r, "chunks_encoded") > 0, "{r}");
+    assert_eq!(n(&r, "states_deferred"), 0, "{r}");
+    let again = index(cache, root.path());
+    assert_eq!(
+        n(&again, "files_indexed") + n(&again, "chunks_encoded") + n(&again, "chunks_embedded"),
+        0,
+        "everything was done: {again}"
+    );
+}
+
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -26,11 +26,10 @@ pub struct Record {
 /// A dataset file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{}{}: {message}", path.display(), line.map_or(String::new(), |l| format!(":{l}")))]
     Invalid {
@@ -42,9 +41,9 @@ pub enum DatasetError {
 
 /// Reads JSON Lines records; a bad line is an error naming its number.
 pub fn load(path: &Path) -> Result<Vec<Record>, DatasetError> {
-    let io = |source| DatasetError::Io {
+    let io = |error| DatasetError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let f = std::fs::File::open(path).map_err(io)?;
     let mut out = Vec::new();
@@ -70,9 +69,9 @@ pub fn load(path: &Path) -> Result<Vec<Record>, DatasetError> {
 
 /// Writes records as JSON Lines, atomically.
 pub fn save(path: &Path, records: &[Record]) -> Result<(), DatasetError> {
-    let io = |source| DatasetError::Io {
+    let io = |error| DatasetError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let mut buf = Vec::new();
     for r in records {

@@ -44,9 +44,9 @@ pub struct GoldAnswer {
 
 /// Reads a SQuAD JSON file.
 pub fn load(path: &Path) -> Result<Squad, DatasetError> {
-    let bytes = std::fs::read(path).map_err(|source| DatasetError::Io {
+    let bytes = std::fs::read(path).map_err(|error| DatasetError::Io {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     serde_json::from_slice(&bytes).map_err(|e| DatasetError::Invalid {
         path: path.to_owned(),
