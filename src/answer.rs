@@ -125,9 +125,8 @@ pub fn ask(
     }
     // A context sized to what was retrieved (within what the model was
     // trained on); chunks that still do not fit are left out.
-    let fixed = states.prefix.tokens().len()
-        + states.question(question).len()
-        + decoding.max_tokens;
+    let fixed =
+        states.prefix.tokens().len() + states.question(question).len() + decoding.max_tokens;
     let wanted = fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>();
     let mut session = states.engine.session_for(wanted)?;
     let trained = info.n_ctx_train as usize;

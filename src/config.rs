@@ -280,6 +280,21 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 mod tests {
     use super::*;
 
+    /// A shipped file that failed to parse would silently ship nothing.
+    #[test]
+    fn the_shipped_settings_parse_and_are_valid() {
+        let all: BTreeMap<String, Shipped> =
+            serde_json::from_str(SHIPPED_JSON).expect("assets/calibrated.json parses");
+        assert!(!all.is_empty());
+        for (id, s) in &all {
+            assert_eq!(id.len(), 64, "{id} is a model identity");
+            let (t, sc) = (s.settings.temperature_ape, s.settings.scale_ape);
+            let params = crate::engine::ApeParams::new(t.expect("T"), sc.expect("S"));
+            params.validate().expect("valid APE settings");
+            assert_eq!(shipped(id), Some(s.settings));
+        }
+    }
+
     #[test]
     fn first_run_writes_a_template_that_parses_to_defaults() {
         let dir = tempfile::tempdir().expect("tempdir");

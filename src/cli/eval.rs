@@ -98,7 +98,15 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> anyhow::Result<ApeParams> {
 }
 
 pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow::Result<ExitCode> {
-    let modes = parse_modes(&args.modes, args.ape.params()?)?;
+    let mut modes = parse_modes(&args.modes, args.ape.params()?)?;
+    // `ape` and `ape:t=…` can name the same settings: answer them once.
+    let mut seen = Vec::new();
+    modes.retain(|m| {
+        !seen.contains(m) && {
+            seen.push(*m);
+            true
+        }
+    });
     let mut records = datasets::load(&args.dataset)?;
     records.truncate(args.limit.unwrap_or(usize::MAX));
     anyhow::ensure!(
@@ -286,6 +294,8 @@ fn print_tables(summary: &[ModeSummary], paired: &[Paired], retention: &[Retenti
     let nll = paired.iter().map(|p| (p, &p.answer_nll, p.nll_verdict));
     print_paired("answer NLL per token, lower is better", nll);
     print_paired("F1", paired.iter().map(|p| (p, &p.f1, p.f1_verdict)));
+    let contains = paired.iter().map(|p| (p, &p.contains, p.contains_verdict));
+    print_paired("answer contains a gold answer", contains);
 }
 
 /// Each mode against the baseline (the first mode, sequential): the
@@ -333,9 +343,17 @@ fn print_ablation(summary: &[ModeSummary], paired: &[Paired], retention: &[Reten
 
 fn print_paired<'a>(metric: &str, rows: impl Iterator<Item = (&'a Paired, &'a Estimate, &'a str)>) {
     println!("\n  paired difference a − b, {metric} (95% bootstrap CI, {RESAMPLES} resamples)");
-    for (p, e, verdict) in rows {
-        let pair = format!("{} − {}", p.a, p.b);
+    // Labels with settings: several rows may share a mode name.
+    let rows: Vec<_> = rows
+        .map(|(p, e, verdict)| (format!("{} − {}", p.a_label, p.b_label), e, verdict))
+        .collect();
+    let width = rows
+        .iter()
+        .map(|(pair, ..)| pair.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (pair, e, verdict) in rows {
         let ci = format!("{:+.4} [{:+.4}, {:+.4}]", e.value, e.lo, e.hi);
-        println!("  {pair:<22} {ci:<30} {verdict}");
+        println!("  {pair:<width$} {ci:<30} {verdict}");
     }
 }

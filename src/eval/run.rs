@@ -334,11 +334,15 @@ pub struct Paired {
     pub records: usize,
     pub f1: Estimate,
     pub em: Estimate,
+    /// Whether the answer contains a gold answer: format-independent, so it
+    /// shows a wrong fact where F1 mostly shows a longer sentence.
+    pub contains: Estimate,
     /// Over answerable records; positive means `a` finds the gold answer
     /// less likely.
     pub answer_nll: Estimate,
     /// "better", "worse" or "not significant", for `a`.
     pub f1_verdict: &'static str,
+    pub contains_verdict: &'static str,
     pub nll_verdict: &'static str,
 }
 
@@ -373,6 +377,7 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
                 .collect();
             let (nll_a, nll_b): (Vec<f64>, Vec<f64>) = gold.iter().copied().unzip();
             let f1 = paired_difference(&col(|p| p.f1, 0), &col(|p| p.f1, 1));
+            let contains = paired_difference(&col(|p| p.contains, 0), &col(|p| p.contains, 1));
             let nll = paired_difference(&nll_a, &nll_b);
             pairs.push(Paired {
                 a: a.name().into(),
@@ -382,8 +387,10 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
                 records: both.len(),
                 f1,
                 em: paired_difference(&col(|p| p.em, 0), &col(|p| p.em, 1)),
+                contains,
                 answer_nll: nll,
                 f1_verdict: verdict(f1, true),
+                contains_verdict: verdict(contains, true),
                 nll_verdict: verdict(nll, false),
             });
             if Some(&b) == modes.first() {
