@@ -608,9 +608,10 @@ pub(crate) fn argmax(xs: &[f32]) -> TokenId {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        self.threadpool = None; // detached while the context lives
-                                // SAFETY: the context is dropped first and never used again; after
-                                // that nothing points to the hook, which we leaked in `new`.
+        // The thread pool is detached while the context still lives.
+        self.threadpool = None;
+        // SAFETY: the context is dropped first and never used again; after
+        // that nothing points to the hook, which we leaked in `new`.
         unsafe {
             ManuallyDrop::drop(&mut self.ctx);
             drop(Box::from_raw(self.hook.as_ptr()));

@@ -6,7 +6,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, gemma_model_path, tiny_model_path, Succeed};
+use crate::common::{ape_chat, files_under, gemma_model_path, tiny_model_path, Succeed};
 
 fn json_lines(out: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&out.stdout)
@@ -83,7 +83,7 @@ fn an_unsupported_model_answers_sequentially_and_says_why() {
     };
     let before = tiny();
     assert_eq!(record(&before, "stats")["states_encoded_on_demand"], 2);
-    let tiny_states = walk(&cache.path().join("kv"));
+    let tiny_states = files_under(&cache.path().join("kv"));
 
     let out = ape_chat(cache.path())
         .args(["--ask", "How long are nightly snapshots kept?", "--json"])
@@ -116,7 +116,7 @@ fn an_unsupported_model_answers_sequentially_and_says_why() {
     );
     assert_eq!(stats["states_encoded_on_demand"], 0);
     assert_eq!(
-        walk(&cache.path().join("kv")),
+        files_under(&cache.path().join("kv")),
         tiny_states,
         "no chunk state is encoded for a model that cannot use one"
     );
@@ -325,7 +325,7 @@ fn ask_answers_in_every_mode_and_reuses_cached_states() {
     std::fs::set_permissions(cache.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let first = ask("ape");
     assert_eq!(mode(cache.path()), 0o700, "the cache holds document text");
-    let states = walk(&cache.path().join("kv"));
+    let states = files_under(&cache.path().join("kv"));
     assert!(!states.is_empty());
     for f in states {
         assert_eq!(mode(&f), 0o600, "{}", f.display());
@@ -396,7 +396,7 @@ fn a_corrupted_cache_entry_is_rebuilt_not_used() {
         ask_json(cache.path(), q, &["--max-tokens", "8", "--top-k", "2"])
     };
     let clean = ask();
-    let files: Vec<_> = walk(&cache.path().join("kv"));
+    let files: Vec<_> = files_under(&cache.path().join("kv"));
     assert!(files.len() >= 2);
     // Flip a byte in half of the entries, truncate the other half.
     for (i, f) in files.iter().enumerate() {
@@ -420,19 +420,6 @@ fn a_corrupted_cache_entry_is_rebuilt_not_used() {
         record(&clean, "answer")["text"],
         record(&rebuilt, "answer")["text"]
     );
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

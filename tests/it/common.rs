@@ -198,3 +198,35 @@ pub fn sample_states(
         .collect();
     (prefix, chunks)
 }
+
+/// Every file under `dir`, recursively (none if it does not exist).
+pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `ape-chat index --json --chunk-tokens 64 DIR` on the tiny model, started
+/// in the background with stdout as given and stderr discarded.
+pub fn spawn_index(
+    cache: &std::path::Path,
+    dir: &std::path::Path,
+    stdout: std::process::Stdio,
+) -> std::process::Child {
+    ape_chat(cache)
+        .args(["index", "--json", "--chunk-tokens", "64"])
+        .arg(dir)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn")
+}

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, docx, pdf, tiny_model_path, Succeed};
+use crate::common::{ape_chat, docx, files_under, pdf, spawn_index, tiny_model_path, Succeed};
 
 fn index(cache: &Path, dir: &Path) -> Value {
     let out = ape_chat(cache)
@@ -315,15 +315,7 @@ fn a_run_killed_mid_caching_resumes_and_stays_consistent() {
             .collect();
         fs::write(root.path().join(format!("doc{i:02}.md")), body).expect("write");
     }
-    let mut child = ape_chat(cache.path())
-        .args(["index", "--json", "--chunk-tokens", "64"])
-        .arg(root.path())
-        .arg("--model")
-        .arg(tiny_model_path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = spawn_index(cache.path(), root.path(), std::process::Stdio::null());
     // Wait for the states stage to have stored a few states, then kill
     // without warning.
     let states = |dir: &std::path::Path| -> usize {
@@ -451,15 +443,7 @@ fn indexing_in_another_process_yields_to_a_question() {
     let question = Budget::at(cache.path().join("locks"))
         .question()
         .expect("question lock");
-    let mut child = ape_chat(cache.path())
-        .args(["index", "--json", "--chunk-tokens", "64"])
-        .arg(root.path())
-        .arg("--model")
-        .arg(tiny_model_path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = spawn_index(cache.path(), root.path(), std::process::Stdio::piped());
     let committed = || {
         fs::read_dir(cache.path().join("indexes"))
             .into_iter()
@@ -483,15 +467,8 @@ fn indexing_in_another_process_yields_to_a_question() {
     );
     let m = manifest(cache.path());
     assert!(m["chunks"].as_object().is_some_and(|c| !c.is_empty()));
-    let states = |dir: &Path| {
-        fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .flat_map(|d| fs::read_dir(d.path()).into_iter().flatten().flatten())
-            .count()
-    };
-    assert_eq!(states(&cache.path().join("kv")), 0, "no state encoded yet");
+    let states = files_under(&cache.path().join("kv"));
+    assert!(states.is_empty(), "no state encoded yet: {states:?}");
 
     drop(question);
     let out = child.wait_with_output().expect("index");
@@ -545,7 +522,7 @@ fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("No space left on device"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    let leftovers: Vec<_> = walk_files(cache)
+    let leftovers: Vec<_> = files_under(cache)
         .into_iter()
         .filter(|p| p.to_string_lossy().ends_with(".tmp"))
         .collect();
@@ -561,17 +538,4 @@ fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
         0,
         "everything was done: {again}"
     );
-}
-
-fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk_files(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
