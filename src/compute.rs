@@ -6,12 +6,15 @@
 //! holds across processes: the `watch` service, the TUI, `--ask`), and a
 //! question also holds `ask.lock` (shared) while it waits and answers.
 //! Background work (embedding, state encoding) runs one unit at a time and
-//! starts a unit only while no question holds `ask.lock`: a question waits
-//! at most for the unit in flight, wherever it runs.
+//! starts a unit only while no question holds `ask.lock`, and a state
+//! encoding in flight stops when one is announced: a question waits
+//! milliseconds for llama.cpp (an embedding batch in flight still ends
+//! first), wherever it runs.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// The machine's locks, under the cache directory.
 #[derive(Clone, Debug)]
@@ -46,16 +49,23 @@ impl Budget {
             .open(self.dir.join(name))
     }
 
-    /// For a question: announces it (background work anywhere yields at its
-    /// next unit), then waits for the computation in flight to end.
-    pub fn question(&self) -> io::Result<Held> {
+    /// For a question about to be asked: background work anywhere yields
+    /// (stopping a unit in flight, see [`Budget::interrupt`]) while this is
+    /// held. The TUI takes it the moment a question is typed.
+    pub fn announce(&self) -> io::Result<Held> {
         let ask = self.open("ask.lock")?;
         ask.lock_shared()?;
+        Ok(Held { _files: vec![ask] })
+    }
+
+    /// For a question: announces it, then waits for the computation in
+    /// flight to end.
+    pub fn question(&self) -> io::Result<Held> {
+        let mut held = self.announce()?;
         let compute = self.open("compute.lock")?;
         compute.lock()?;
-        Ok(Held {
-            _files: vec![compute, ask],
-        })
+        held._files.insert(0, compute);
+        Ok(held)
     }
 
     /// For one unit of background work: `None` while a question waits or
@@ -82,6 +92,22 @@ impl Budget {
         self.open("ask.lock")
             .map(|f| matches!(f.try_lock(), Err(TryLockError::WouldBlock)))
             .unwrap_or(false)
+    }
+
+    /// A check for a background computation to stop at once when a
+    /// question is announced ([`crate::engine::Interrupt`]): the unit in
+    /// flight is dropped and done again later, so a question never waits
+    /// for a whole chunk's encoding. It looks at most every 20 ms.
+    pub fn interrupt(&self) -> crate::engine::Interrupt {
+        let budget = self.clone();
+        let mut last = Instant::now();
+        Box::new(move || {
+            if last.elapsed() < Duration::from_millis(20) {
+                return false;
+            }
+            last = Instant::now();
+            budget.question_waiting()
+        })
     }
 }
 
@@ -111,6 +137,23 @@ mod tests {
         drop(q);
         assert!(!budget.question_waiting());
         assert!(budget.background().expect("lock").is_some());
+    }
+
+    #[test]
+    fn the_interrupt_check_sees_an_announced_question() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let budget = Budget::at(dir.path().to_path_buf());
+        let mut check = budget.interrupt();
+        let after_a_look = |check: &mut crate::engine::Interrupt| {
+            std::thread::sleep(Duration::from_millis(25));
+            check()
+        };
+        assert!(!after_a_look(&mut check), "no question yet");
+        let announced = budget.announce().expect("announce");
+        assert!(after_a_look(&mut check), "a question was announced");
+        assert!(!check(), "but it looks at most every 20 ms");
+        drop(announced);
+        assert!(!after_a_look(&mut check), "the question is gone");
     }
 
     #[test]

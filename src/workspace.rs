@@ -7,7 +7,8 @@
 //! [`Workspace::step`] then does the rest one unit at a time (a batch of
 //! vectors, or one chunk's state), so a caller can answer a question
 //! between any two units. Units and answers share one machine-wide compute
-//! budget ([`crate::compute`]): questions first.
+//! budget ([`crate::compute`]): questions first, and an announced question
+//! stops a state encoding in flight.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -57,7 +58,8 @@ pub enum Step {
     Vectors { done: usize, left: usize },
     /// A chunk state encoded (or found present), and how many are left.
     State { encoded: bool, left: usize },
-    /// A question waits elsewhere on the machine: nothing was done.
+    /// A question waits somewhere on the machine: nothing was done (a
+    /// state encoding it stopped is done again later).
     Yielded,
 }
 
@@ -132,6 +134,11 @@ impl<'e> Workspace<'e> {
         })
     }
 
+    /// The compute budget this folder's work runs under.
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
     /// Uses `budget`'s locks instead of the machine's (tests).
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = budget;
@@ -187,13 +194,20 @@ impl<'e> Workspace<'e> {
         let id = backlog.states[0];
         let session = match self.session.as_mut() {
             Some(s) => s,
-            None => self.session.insert(self.states.engine.session()?),
+            None => {
+                let mut s = self.states.engine.session()?;
+                s.set_interrupt(Some(self.budget.interrupt()));
+                self.session.insert(s)
+            }
         };
-        let encoded = self.index.encode_chunk_state(&self.states, session, id)?;
-        Ok(Some(Step::State {
-            encoded,
-            left: backlog.states.len() - 1,
-        }))
+        match self.index.encode_chunk_state(&self.states, session, id) {
+            Ok(encoded) => Ok(Some(Step::State {
+                encoded,
+                left: backlog.states.len() - 1,
+            })),
+            Err(IndexError::Engine(EngineError::Interrupted)) => Ok(Some(Step::Yielded)),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Everything at once: text, vectors, and (if `with_states`) states,

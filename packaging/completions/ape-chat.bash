@@ -49,6 +49,9 @@ _ape__chat() {
             ape__chat,watch)
                 cmd="ape__chat__subcmd__watch"
                 ;;
+            ape__chat__subcmd__bench,compete)
+                cmd="ape__chat__subcmd__bench__subcmd__compete"
+                ;;
             ape__chat__subcmd__bench,first-answer)
                 cmd="ape__chat__subcmd__bench__subcmd__first__subcmd__answer"
                 ;;
@@ -63,6 +66,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__bench,ttft)
                 cmd="ape__chat__subcmd__bench__subcmd__ttft"
+                ;;
+            ape__chat__subcmd__bench__subcmd__help,compete)
+                cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__compete"
                 ;;
             ape__chat__subcmd__bench__subcmd__help,first-answer)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__first__subcmd__answer"
@@ -135,6 +141,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__help,watch)
                 cmd="ape__chat__subcmd__help__subcmd__watch"
+                ;;
+            ape__chat__subcmd__help__subcmd__bench,compete)
+                cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__compete"
                 ;;
             ape__chat__subcmd__help__subcmd__bench,first-answer)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__first__subcmd__answer"
@@ -274,8 +283,38 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench)
-            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval first-answer help"
+            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval first-answer compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__compete)
+            opts="-h --model --threads --kv-type --gpu-layers --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -422,8 +461,22 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help)
-            opts="ttft suite retrieval first-answer help"
+            opts="ttft suite retrieval first-answer compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__compete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -686,7 +739,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --temperature-ape --scale-ape --reread --focus --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --temperature-ape --scale-ape --reread --focus --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1226,8 +1279,22 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench)
-            opts="ttft suite retrieval first-answer"
+            opts="ttft suite retrieval first-answer compete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__compete)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -58,8 +58,62 @@ pub struct FirstAnswerReport {
     /// second question, and how many states were still to do then.
     pub background_units: usize,
     pub states_left: usize,
+    /// The first question once more, idle and then typed (announced, as
+    /// the TUI does) while background work encodes a state.
+    pub during_encoding: DuringEncoding,
     /// A second question asked with background work pending.
     pub second: AnswerFigures,
+}
+
+/// A question that arrived while background work computed, and the same
+/// question asked just before on an idle machine. Both find the same
+/// chunks, their states cached (retrieval can differ from the first
+/// answer's once vectors exist, so a first ask here caches them).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DuringEncoding {
+    pub idle: AnswerFigures,
+    /// From its arrival (`first_token_ms` counts from then).
+    pub answer: AnswerFigures,
+    /// From its arrival until the background unit in flight gave way.
+    pub waited_ms: f64,
+}
+
+/// Asks `question` idle (states cached), then the way the TUI does when it is typed while
+/// background work runs: units go on until the question arrives (1 s
+/// later, inside a unit), its announcement stops the unit in flight, and
+/// it is answered.
+fn during_encoding<'e>(
+    ws: &mut Workspace<'e>,
+    question: &str,
+    ask: &dyn Fn(&mut Workspace<'e>, &str) -> Result<AnswerFigures, BenchError>,
+) -> Result<DuringEncoding, BenchError> {
+    let fail = |e: WorkspaceError| BenchError::Setup(e.to_string());
+    ask(ws, question)?; // its states cached for today's retrieval
+    let idle = ask(ws, question)?;
+    let budget = ws.budget().clone();
+    let typist = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(1));
+        (Instant::now(), budget.announce())
+    });
+    while !typist.is_finished() {
+        if let None | Some(Step::Yielded) = ws.step(true).map_err(fail)? {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let (arrived, announced) = typist
+        .join()
+        .map_err(|_| BenchError::Setup("the typing thread panicked".into()))?;
+    let announced = announced?;
+    let waited_ms = ms(arrived.elapsed());
+    let mut a = ask(ws, question)?;
+    drop(announced);
+    // `ask` timed from its own start; count the wait in.
+    a.first_token_ms += waited_ms;
+    Ok(DuringEncoding {
+        idle,
+        answer: a,
+        waited_ms,
+    })
 }
 
 /// Runs the scenario.
@@ -109,14 +163,22 @@ pub fn first_answer(
     progress("background indexing…");
     let t = Instant::now();
     let mut units = 0;
-    while t.elapsed() < o.background {
+    let mut states_done = 0;
+    // Past the set time, go on until a state is being encoded: the
+    // question below is to arrive in the middle of one.
+    while t.elapsed() < o.background || states_done == 0 {
         match ws.step(true).map_err(fail)? {
             None => break,
             Some(Step::Yielded) => std::thread::sleep(Duration::from_millis(50)),
-            Some(_) => units += 1,
+            Some(step) => {
+                units += 1;
+                states_done += usize::from(matches!(step, Step::State { .. }));
+            }
         }
     }
     let states_left = ws.backlog().states.len();
+    progress("the first question again, typed while a state is encoded…");
+    let during = during_encoding(&mut ws, &o.questions[0], &ask)?;
     progress("second question…");
     let second = ask(&mut ws, &o.questions[1])?;
     Ok(FirstAnswerReport {
@@ -129,6 +191,7 @@ pub fn first_answer(
         again,
         background_units: units,
         states_left,
+        during_encoding: during,
         second,
     })
 }

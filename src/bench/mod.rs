@@ -10,9 +10,11 @@
 //! - [`suite`]: every speed figure the README reports, and its chart;
 //! - [`retrieval`]: recall of hybrid, BM25 and dense retrieval on SQuAD;
 //! - [`first_answer`]: a new folder's first answer while indexing runs;
+//! - [`compete`]: a competing process, for speed under load;
 //! - [`chart`]: the SVG charts.
 
 pub mod chart;
+pub mod compete;
 pub mod first_answer;
 pub mod retrieval;
 pub mod suite;

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::compete::Competitor;
 use super::{machine, time_modes, BenchError, BenchStates, ModeFigures, Workload, QUESTION};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{Engine, Mode, PromptLayout};
@@ -17,6 +18,9 @@ pub struct TtftOptions {
     pub repeats: usize,
     /// Sequential first: the others' speedups are over it.
     pub modes: Vec<Mode>,
+    /// Time every mode again while a second process computes on the same
+    /// model and cores ([`super::compete`]).
+    pub under_load: bool,
 }
 
 /// The figures, and what they were measured on.
@@ -37,6 +41,32 @@ pub struct TtftReport {
     pub state_mb_total: f64,
     pub chunk_encode_tokens_per_s: f64,
     pub modes: Vec<ModeFigures>,
+    /// Plain APE's decode speed over plain parallel's (same cells, the
+    /// edit's cost alone), if both ran.
+    pub ape_decode_vs_parallel: Option<f64>,
+    /// The same modes timed next to a competing process, if asked.
+    pub under_load: Option<UnderLoad>,
+}
+
+/// Figures taken while another process computed.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnderLoad {
+    /// What competed.
+    pub competitor: String,
+    pub modes: Vec<ModeFigures>,
+    pub ape_decode_vs_parallel: Option<f64>,
+}
+
+/// Plain APE's (no re-read) decode speed over parallel's among `figures`
+/// for `modes`.
+fn ape_vs_parallel(modes: &[Mode], figures: &[ModeFigures]) -> Option<f64> {
+    let tps = |want: &dyn Fn(&Mode) -> bool| {
+        let i = modes.iter().position(want)?;
+        Some(figures[i].decode_tokens_per_s)
+    };
+    let parallel = tps(&|m| *m == Mode::Parallel)?;
+    let ape = tps(&|m| matches!(m, Mode::Ape(p) if p.reread == 0))?;
+    Some(super::ratio(ape, parallel))
 }
 
 /// Times `o.modes` on `o.chunks` chunks of `o.chunk_tokens` tokens cut from
@@ -72,6 +102,20 @@ pub fn ttft(
     let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, n| {
         progress(&format!("repeat {r}/{n}…"))
     })?;
+    let under_load = if o.under_load {
+        progress("starting a competing process…");
+        let rival = Competitor::start(engine.path(), engine.options().threads)?;
+        let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, n| {
+            progress(&format!("under load: repeat {r}/{n}…"))
+        })?;
+        Some(UnderLoad {
+            competitor: rival.what.clone(),
+            ape_decode_vs_parallel: ape_vs_parallel(&o.modes, &modes),
+            modes,
+        })
+    } else {
+        None
+    };
     let tokens = (o.chunks * o.chunk_tokens) as f64;
     Ok(TtftReport {
         model: engine.path().display().to_string(),
@@ -88,6 +132,8 @@ pub fn ttft(
         state_bytes_per_token: states.bytes as f64 / tokens,
         state_mb_total: states.bytes as f64 / 1e6,
         chunk_encode_tokens_per_s: tokens / states.encode_s,
+        ape_decode_vs_parallel: ape_vs_parallel(&o.modes, &modes),
         modes,
+        under_load,
     })
 }

@@ -55,6 +55,11 @@ impl ModelArgs {
             .unwrap_or_else(crate::paths::default_model)
     }
 
+    /// CPU threads asked for (all cores by default).
+    pub(crate) fn threads(&self) -> usize {
+        self.engine_options(0).threads
+    }
+
     /// The engine options these flags ask for, with `ctx_tokens` cells.
     pub(super) fn engine_options(&self, ctx_tokens: u32) -> EngineOptions {
         let mut o = EngineOptions {

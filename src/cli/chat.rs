@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::output::{eta, stage_name};
 use super::{AskArgs, FolderArgs, ModelArgs};
 use crate::answer::AskOptions;
+use crate::compute::{Budget, Held};
 use crate::index::{IndexProgress, Stage};
 use crate::kvstore::KvStore;
 use crate::tui::{self, Effect, Model, Msg, SourceView, Status, Turn};
@@ -69,7 +70,10 @@ pub fn run(
         |m, effect| match effect {
             Effect::Ask(q) => {
                 cancel.store(false, Ordering::SeqCst);
-                let _ = events_tx.send(Event::Ask(q));
+                // Announced now, so background encoding (here or in another
+                // process) stops before the worker even reads the question.
+                let announced = Budget::default().announce().ok();
+                let _ = events_tx.send(Event::Ask(q, announced));
             }
             Effect::Cancel => cancel.store(true, Ordering::SeqCst),
             Effect::Save => save(&m.turns),
@@ -83,7 +87,9 @@ pub fn run(
 /// What the worker hears, on one channel: questions from the UI and
 /// batches from the folder watcher.
 enum Event {
-    Ask(String),
+    /// A question, and its announcement to the compute budget (held until
+    /// it is answered).
+    Ask(String, Option<Held>),
     Watch(WatchMsg),
 }
 
@@ -107,7 +113,7 @@ impl Worker {
             self.send(Msg::Activity(format!("error: {e:#}")));
             // Keep answering requests with the error so the UI never hangs.
             while let Ok(ev) = events.recv() {
-                if let Event::Ask(_) = ev {
+                if let Event::Ask(..) = ev {
                     self.send(Msg::Failed(format!("{e:#}")));
                 }
             }
@@ -116,8 +122,8 @@ impl Worker {
 
     /// Loads the model, makes the folder answerable (the text stage, in
     /// seconds), then answers questions as they come and, between them, does
-    /// the rest of the indexing one unit at a time: a question waits for at
-    /// most the unit in flight.
+    /// the rest of the indexing one unit at a time: a question stops a state
+    /// encoding in flight (an embedding batch in flight ends first).
     fn serve(&self, events: &Receiver<Event>, watch_tx: Sender<Event>) -> anyhow::Result<()> {
         self.send(Msg::Activity("loading model…".into()));
         let o = &self.options;
@@ -144,6 +150,9 @@ impl Worker {
         )?;
         self.refresh_text(&mut ws)?;
         let mut background = Background::new(&ws);
+        // How long to wait for an event before the next background unit:
+        // none, unless the last unit yielded to a question elsewhere.
+        let mut wait = Duration::ZERO;
         loop {
             let event = if background.done {
                 match events.recv() {
@@ -151,14 +160,18 @@ impl Worker {
                     Err(_) => return Ok(()),
                 }
             } else {
-                match events.try_recv() {
+                match events.recv_timeout(wait) {
                     Ok(e) => Some(e),
-                    Err(TryRecvError::Empty) => None,
-                    Err(TryRecvError::Disconnected) => return Ok(()),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 }
             };
+            wait = Duration::ZERO;
             match event {
-                Some(Event::Ask(q)) => self.answer(&q, &mut ws),
+                Some(Event::Ask(q, announced)) => {
+                    self.answer(&q, &mut ws);
+                    drop(announced);
+                }
                 Some(Event::Watch(WatchMsg::Changed(_))) => {
                     // Coalesce what else arrived meanwhile; one text pass
                     // covers all of it.
@@ -172,7 +185,7 @@ impl Worker {
                     self.send(Msg::Activity(format!("watcher: {e}")))
                 }
                 None => match ws.step(true) {
-                    Ok(Some(Step::Yielded)) => std::thread::sleep(Duration::from_millis(100)),
+                    Ok(Some(Step::Yielded)) => wait = Duration::from_millis(100),
                     Ok(Some(step)) => self.send(Msg::Activity(background.after(step))),
                     Ok(None) => {
                         background.done = true;

@@ -40,7 +40,7 @@ pub use generate::{GenerateOptions, Generated, Mode, Sampling, StopReason};
 pub use hook::{DevicePath, Probe, ProbeEvent, ProbeKind};
 pub use model_info::{ModelId, ModelInfo};
 pub use prompt::PromptLayout;
-pub use session::Session;
+pub use session::{Interrupt, Session};
 pub use state::{ChunkState, KvType, PrefixState, StateError};
 
 /// A token id of the loaded model's vocabulary.
@@ -79,6 +79,8 @@ pub enum EngineError {
     StateRestore(String),
     #[error("{0}")]
     StateMismatch(String),
+    #[error("interrupted: a question came first")]
+    Interrupted,
     #[error("a chunk must contain at least one token")]
     EmptyChunk,
     #[error("no logits: evaluate a token first")]
@@ -102,9 +104,13 @@ pub struct EngineOptions {
     pub batch_tokens: u32,
     /// K cache element type (part of every state's identity).
     pub kv_type: KvType,
-    /// How hard idle CPU workers poll for work, 0–100 (ggml's scale): 0
-    /// sleeps at once, leaving the cores to other work; higher answers a
-    /// little sooner after each graph split at the cost of spinning.
+    /// How long idle CPU workers poll for work before they sleep, 0–100
+    /// (ggml's scale; 1 is 131 072 pause instructions, a few milliseconds). APE's edit splits each
+    /// decode into one graph compute per layer: workers that sleep at once
+    /// (0) must be woken for every split, which next to another busy
+    /// process cost 70–90 % of APE's decode speed (`bench ttft
+    /// --under-load`). 1 bridges the splits and still sleeps between
+    /// answers; llama.cpp's own default (50) spins far longer.
     pub poll: u32,
 }
 
@@ -121,7 +127,7 @@ impl Default for EngineOptions {
             ctx_tokens: 8192,
             batch_tokens: 512,
             kv_type: KvType::F16,
-            poll: 0,
+            poll: 1,
         }
     }
 }

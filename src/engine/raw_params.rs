@@ -7,7 +7,7 @@
 //!    offset 0, so the two types share one layout. The alignment check below
 //!    guards the other half; a crate upgrade that changes it fails to build.
 //! 2. the raw `llama_context`, which it keeps private, to attach a
-//!    persistent thread pool ([`context_ptr`]).
+//!    persistent thread pool and the abort callback ([`context_ptr`]).
 
 use std::ffi::c_void;
 

@@ -12,6 +12,7 @@ use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 use std::num::NonZeroU32;
 use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -53,13 +54,43 @@ pub struct Session<'e> {
     /// CPU worker threads kept for the context's life (`None` if the raw
     /// context could not be reached: llama.cpp's per-compute threads).
     threadpool: Option<Threadpool>,
+    /// What may stop this session's decodes (boxed: llama.cpp holds its
+    /// address).
+    interrupt: Option<Box<Interruption>>,
+}
+
+/// Asked between graph nodes while a session decodes; `true` stops the
+/// decode, which then fails with [`EngineError::Interrupted`]. Background
+/// encoding uses it to give way to a question within milliseconds instead
+/// of after the chunk in flight (seconds on a CPU).
+pub type Interrupt = Box<dyn FnMut() -> bool>;
+
+struct Interruption {
+    check: Interrupt,
+    /// Whether `check` stopped the current decode.
+    fired: bool,
+}
+
+/// llama.cpp's abort callback. `data` is the session's `Interruption`; it
+/// runs on the decoding thread inside `llama_decode`, so it must not panic.
+unsafe extern "C" fn abort_callback(data: *mut c_void) -> bool {
+    if data.is_null() {
+        return false;
+    }
+    // SAFETY: `data` is the session's boxed `Interruption`, alive while the
+    // callback is installed and touched only by the decoding thread.
+    let i = unsafe { &mut *(data as *mut Interruption) };
+    let stop = catch_unwind(AssertUnwindSafe(|| (i.check)())).unwrap_or(false);
+    i.fired |= stop;
+    stop
 }
 
 /// A ggml CPU thread pool attached to one context. Without it, llama.cpp
 /// starts and joins its worker threads for every graph compute, and APE's
 /// edit splits every decode into one compute per layer; with it, workers
-/// persist and, at polling level 0, sleep instead of spinning while idle, so
-/// they leave the cores to whoever else computes.
+/// persist and, after a short poll ([`super::EngineOptions::poll`]), sleep
+/// instead of spinning while idle, so they leave the cores to whoever else
+/// computes.
 struct Threadpool {
     pool: *mut sys::ggml_threadpool,
     ctx: std::ptr::NonNull<sys::llama_context>,
@@ -182,7 +213,33 @@ impl<'e> Session<'e> {
             last_logits: None,
             staging: Staging::for_engine(engine),
             threadpool,
+            interrupt: None,
         })
+    }
+
+    /// Lets `check` stop this session's decodes (see [`Interrupt`]);
+    /// `None` removes it. `false` if llama.cpp's context could not be
+    /// reached: decodes then run to their end.
+    pub fn set_interrupt(&mut self, check: Option<Interrupt>) -> bool {
+        let Some(raw) = super::raw_params::context_ptr(&self.ctx) else {
+            return false;
+        };
+        let mut boxed = check.map(|check| {
+            Box::new(Interruption {
+                check,
+                fired: false,
+            })
+        });
+        let data = boxed.as_deref_mut().map_or(std::ptr::null_mut(), |i| {
+            i as *mut Interruption as *mut c_void
+        });
+        let callback = boxed.as_ref().map(|_| abort_callback as _);
+        // SAFETY: `raw` is the live context behind `self.ctx`; `data` stays
+        // valid until the next call here replaces the callback, or until the
+        // session drops (the context goes first).
+        unsafe { sys::llama_set_abort_callback(raw.as_ptr(), callback, data) };
+        self.interrupt = boxed;
+        true
     }
 
     /// Whether llama.cpp computes with a persistent thread pool here.
@@ -554,9 +611,16 @@ impl<'e> Session<'e> {
                 self.next_pos += 1;
             }
             self.hook().fault = None;
+            if let Some(i) = self.interrupt.as_deref_mut() {
+                i.fired = false;
+            }
             let result = self.ctx.decode(&mut self.batch);
             if let Some(fault) = self.hook().fault.take() {
                 return Err(EngineError::ApeFault(fault));
+            }
+            if self.interrupt.as_ref().is_some_and(|i| i.fired) {
+                self.clear(); // llama.cpp dropped only this batch's cells
+                return Err(EngineError::Interrupted);
             }
             result.map_err(|e| EngineError::Decode(e.to_string()))?;
             self.used_cells += piece.len();

@@ -23,6 +23,45 @@ fn sessions_compute_with_a_persistent_thread_pool() {
     assert!(engine().session().expect("session").has_threadpool());
 }
 
+/// A state encoding stopped mid-decode (a question came first) fails with
+/// `Interrupted` and leaves the session exact: the same chunk encoded next,
+/// with a check installed that never fires, is byte for byte what a fresh
+/// session without one encodes.
+#[test]
+fn an_interrupted_encoding_leaves_the_session_exact() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use ape_chat::engine::EngineError;
+
+    let (e, l) = (engine(), layout());
+    let chunk = l.chunk(e, SAMPLE_CHUNKS[0]);
+    let mut s = e.session().expect("session");
+    let prefix = s.encode_prefix(&l.prefix).expect("prefix");
+    let asked = Rc::new(Cell::new(0));
+    let count = Rc::clone(&asked);
+    let stop_on_fourth = move || {
+        count.set(count.get() + 1);
+        count.get() >= 4
+    };
+    assert!(s.set_interrupt(Some(Box::new(stop_on_fourth))));
+    match s.encode_chunk(&prefix, &chunk) {
+        Err(EngineError::Interrupted) => {}
+        other => panic!("expected an interruption, got {:?}", other.map(|_| ())),
+    }
+    assert_eq!(asked.get(), 4, "asked between graph nodes, then stopped");
+
+    assert!(s.set_interrupt(Some(Box::new(|| false))));
+    let after = s.encode_chunk(&prefix, &chunk).expect("encodes after");
+    let mut fresh = e.session().expect("session");
+    let fresh_prefix = fresh.encode_prefix(&l.prefix).expect("prefix");
+    let reference = fresh.encode_chunk(&fresh_prefix, &chunk).expect("chunk");
+    assert!(
+        after.to_file_bytes().1 == reference.to_file_bytes().1,
+        "same state bytes"
+    );
+}
+
 /// Special-token syntax in a document or question ("<|im_start|>" in a
 /// saved chat log) stays text: a file cannot open a turn of its own. Parsed
 /// as special, `<|im_start|>` would be one control token whose text is empty,

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::bench::first_answer::{first_answer, AnswerFigures, FirstAnswerOptions};
+use crate::bench::ratio;
 use crate::cli::style::{bold, dim};
 use crate::cli::{AskArgs, FolderArgs, ModelArgs};
 use crate::workspace::context_size;
@@ -20,7 +21,8 @@ pub struct FirstAnswerArgs {
     /// The first question.
     #[arg(long, value_name = "TEXT")]
     question: String,
-    /// The second question, asked while background indexing has work left.
+    /// The second question, asked while background indexing has work left
+    /// (the first is also asked again while a state is being encoded).
     #[arg(long, value_name = "TEXT")]
     second: String,
     /// Seconds of background indexing between the two questions.
@@ -79,6 +81,17 @@ pub fn run(model: &ModelArgs, args: &FirstAnswerArgs) -> anyhow::Result<ExitCode
     };
     line("first question", &r.first);
     line("same question, states cached", &r.again);
+    let d = &r.during_encoding;
+    line("first question, idle, vectors done", &d.idle);
+    println!(
+        "  {:<34} first token after {:>6.1} s from the question (background gave way after {:.0} ms), {:.1} tok/s: {:.2}× the idle TTFT, {:.2}× its decode",
+        "same, typed while a state encodes",
+        d.answer.first_token_ms / 1e3,
+        d.waited_ms,
+        d.answer.decode_tokens_per_s,
+        ratio(d.answer.first_token_ms, d.idle.first_token_ms),
+        ratio(d.answer.decode_tokens_per_s, d.idle.decode_tokens_per_s),
+    );
     line(
         &format!("second, {} states still to do", r.states_left),
         &r.second,

@@ -28,6 +28,11 @@ pub enum BenchCommand {
     /// a first question (states encoded on demand), then with states cached
     /// and while background indexing has work left.
     FirstAnswer(first_answer::FirstAnswerArgs),
+    /// Keeps the cores busy as another llama.cpp program would (prefill on
+    /// the model, llama.cpp's default polling) until stdin closes: what
+    /// `ttft --under-load` runs beside itself, or to try ape-chat under
+    /// load by hand.
+    Compete,
 }
 
 impl BenchCommand {
@@ -44,6 +49,7 @@ impl BenchCommand {
                 a.folder.apply(c);
                 a.answer.apply(c);
             }
+            BenchCommand::Compete => {}
         }
     }
 }
@@ -54,6 +60,10 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Suite(args) => suite::run(model, args),
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
         BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
+        BenchCommand::Compete => {
+            crate::bench::compete::compete(&model.path(), model.threads())?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::bench_modes;
 use crate::bench::ttft::{ttft, TtftOptions, TtftReport};
+use crate::bench::ModeFigures;
 use crate::cli::style::{bold, dim};
 use crate::cli::{ApeArgs, ModelArgs};
 
@@ -23,6 +24,10 @@ pub struct TtftArgs {
     /// Interleaved repeats per mode (order rotated); medians are reported.
     #[arg(long, default_value_t = 3, value_name = "N")]
     repeats: usize,
+    /// Time every mode again while a second process (this program on the
+    /// same model and threads, as llama.cpp's tools run) computes.
+    #[arg(long)]
+    under_load: bool,
     #[command(flatten)]
     pub(super) ape: ApeArgs,
     /// Print one JSON object instead of the table.
@@ -39,6 +44,7 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
         modes: bench_modes(args.ape.params()?),
+        under_load: args.under_load,
     };
     let quiet = args.json;
     let r = ttft(&engine, &options, &mut |m| {
@@ -62,12 +68,27 @@ fn print_report(r: &TtftReport) {
         "  context  prefix {} + {} chunks × {} tokens + question {} · K cache {} · median of {} (order rotated)",
         r.prefix_tokens, r.chunks, r.chunk_tokens, r.question_tokens, r.kv_type, r.repeats
     );
+    print_modes(&r.modes, r.ape_decode_vs_parallel);
+    if let Some(u) = &r.under_load {
+        println!("\n  {} {}", bold("under load:"), u.competitor);
+        print_modes(&u.modes, u.ape_decode_vs_parallel);
+    }
+    println!(
+        "\n  TTFT with state files read cold (dropped from the page cache first); warm: read again at once"
+    );
+    println!(
+        "  state {:.0} bytes/token ({:.1} MB for all chunks) · chunk encoding {:.0} tokens/s",
+        r.state_bytes_per_token, r.state_mb_total, r.chunk_encode_tokens_per_s
+    );
+}
+
+fn print_modes(modes: &[ModeFigures], ape_vs_parallel: Option<f64>) {
     println!();
     println!(
         "  {:<36} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}",
         "mode", "TTFT ms", "min", "warm", "load ms", "(read)", "prefill", "speedup", "tok/s"
     );
-    for m in &r.modes {
+    for m in modes {
         println!(
             "  {:<36} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>7.1}× {:>7.1}",
             m.mode,
@@ -81,11 +102,7 @@ fn print_report(r: &TtftReport) {
             m.decode_tokens_per_s
         );
     }
-    println!(
-        "\n  TTFT with state files read cold (dropped from the page cache first); warm: read again at once"
-    );
-    println!(
-        "  state {:.0} bytes/token ({:.1} MB for all chunks) · chunk encoding {:.0} tokens/s",
-        r.state_bytes_per_token, r.state_mb_total, r.chunk_encode_tokens_per_s
-    );
+    if let Some(x) = ape_vs_parallel {
+        println!("  APE decode / parallel decode: {x:.2}");
+    }
 }
