@@ -204,14 +204,29 @@ pub fn answer(
     let mut chunks = Vec::new();
     let ctx = p.context(states, mode, &mut chunks);
     // The answer starts by reading its states from the store, as `--ask`
-    // does; the in-memory copies are identical, so only the time is kept.
+    // does, and answers from what it read: a state file gone missing is an
+    // error, not an understated time to first token.
     let start = Instant::now();
-    if let Some(alone) = mode.chunks_alone() {
-        for c in ctx.chunks {
-            let path = states.store.path(&states.key(c.tokens(), alone));
-            let _ = ChunkState::load(&path, states.after(alone));
+    let from_disk = match mode.chunks_alone() {
+        Some(alone) => ctx
+            .chunks
+            .iter()
+            .map(|c| {
+                let path = states.store.path(&states.key(c.tokens(), alone));
+                ChunkState::load(&path, states.after(alone))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+    let read: Vec<&ChunkState> = from_disk.iter().collect();
+    let ctx = if read.is_empty() {
+        ctx
+    } else {
+        Context {
+            chunks: &read,
+            ..ctx
         }
-    }
+    };
     let timings = prefill(s, mode, &ctx)?;
     let question_end = s.position();
     let first = s.logits()?.to_vec();
