@@ -69,6 +69,8 @@ fn fixture(root: &Path, outside: &Path) -> &'static str {
     fs::write(root.join("blob.txt"), b"\x00\x01\x02binary").expect("write");
     fs::write(root.join("latin1.md"), b"caf\xe9 au lait").expect("write");
     fs::write(root.join("picture.png"), b"\x89PNG\r\n").expect("write");
+    // Nothing to chunk: indexed, with no chunk (an empty chunk has no state).
+    fs::write(root.join("empty.md"), " \n\n\t\n").expect("write");
     // A named pipe would block a reader forever; a 40 MB sparse file costs
     // nothing on disk but must not be read into memory.
     let made = std::process::Command::new("mkfifo")
@@ -94,7 +96,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
     let secret = fixture(root.path(), outside.path());
     let r = index(cache.path(), root.path());
 
-    assert_eq!(n(&r, "files_indexed"), 7, "{r}");
+    assert_eq!(n(&r, "files_indexed"), 8, "{r}");
     let skipped: Vec<(String, String)> = r["files_skipped"]
         .as_array()
         .expect("skipped")
@@ -159,6 +161,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
     assert_eq!(
         files,
         [
+            "empty.md",
             "latin1.md",
             "lib.rs",
             "memo.docx",
@@ -175,6 +178,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
         .collect();
     assert_eq!(report.len(), 1);
     assert_eq!(report[0]["pages"], serde_json::json!([1, 2]));
+    assert_eq!(m["files"]["empty.md"]["chunks"], serde_json::json!([]));
     let memo = chunks
         .values()
         .find(|c| c["path"] == "memo.docx")
@@ -229,7 +233,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
 
     let noop = index(cache.path(), root.path());
     assert_eq!(n(&noop, "files_indexed"), 0);
-    assert_eq!(n(&noop, "files_unchanged"), 7);
+    assert_eq!(n(&noop, "files_unchanged"), 8);
     assert_eq!(n(&noop, "chunks_encoded") + n(&noop, "chunks_embedded"), 0);
     assert_eq!(n(&noop, "chunks"), n(&first, "chunks"));
 
@@ -251,7 +255,7 @@ fn reindexing_does_exactly_the_work_that_changed() {
 
     assert_eq!(n(&r, "files_indexed"), 2, "edited + renamed: {r}");
     assert_eq!(n(&r, "files_removed"), 2, "deleted + renamed away: {r}");
-    assert_eq!(n(&r, "files_unchanged"), 4, "{r}");
+    assert_eq!(n(&r, "files_unchanged"), 5, "{r}");
     let removed = chunks_of(&before, "readme.txt")
         + chunks_of(&before, "lib.rs")
         + chunks_of(&before, "page.html");
