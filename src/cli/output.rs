@@ -146,8 +146,8 @@ pub fn print_summary(r: &UpdateReport) {
     for s in &r.files_skipped {
         println!("  {}", dim(&format!("skipped {}: {}", s.path, s.reason)));
     }
-    for s in &r.files_noted {
-        println!("  {}", dim(&format!("note {}: {}", s.path, s.reason)));
+    for n in &r.files_noted {
+        println!("  {}", dim(&format!("note {}: {}", n.path, n.note)));
     }
     if r.cancelled {
         println!("stopped: run the same command again to resume");

@@ -47,6 +47,13 @@ pub enum IndexProgress<'a> {
     },
 }
 
+/// A file that was indexed with a remark.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Noted {
+    pub path: String,
+    pub note: String,
+}
+
 /// What an update did, for people (`index`) and scripts (`index --json`).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct UpdateReport {
@@ -57,7 +64,7 @@ pub struct UpdateReport {
     pub files_skipped: Vec<Skipped>,
     /// Files read with a remark (another text encoding, characters
     /// replaced): indexed, and said so.
-    pub files_noted: Vec<Skipped>,
+    pub files_noted: Vec<Noted>,
     pub chunks: usize,
     pub chunks_added: usize,
     pub chunks_removed: usize,
@@ -390,9 +397,9 @@ impl FolderIndex {
             match extract(&f.abs, &bytes) {
                 Ok(x) => {
                     if let Some(note) = x.note {
-                        r.files_noted.push(Skipped {
+                        r.files_noted.push(Noted {
                             path: f.rel.clone(),
-                            reason: note,
+                            note,
                         });
                     }
                     let doc = Document {

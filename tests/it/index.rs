@@ -124,7 +124,7 @@ fn indexes_text_formats_and_reports_every_bad_file() {
     let noted = r["files_noted"].as_array().expect("notes");
     assert_eq!(noted.len(), 1, "{noted:?}");
     assert_eq!(noted[0]["path"], "latin1.md");
-    assert!(noted[0]["reason"]
+    assert!(noted[0]["note"]
         .as_str()
         .is_some_and(|n| n.contains("Windows-1252")));
     assert_eq!(reason("escape.md"), "symlink leaves the folder");
