@@ -470,9 +470,7 @@ impl Cli {
                 a.ape.apply(c);
                 a.prefix.apply(c);
             }
-            Some(super::Command::Cache(super::cache::CacheCommand::Gc { budget_gb, .. })) => {
-                *budget_gb = budget_gb.or(c.cache_budget_gb);
-            }
+            Some(super::Command::Cache(cmd)) => cmd.apply(c),
             _ => {}
         }
         id

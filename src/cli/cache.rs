@@ -28,6 +28,15 @@ pub enum CacheCommand {
     Clear,
 }
 
+impl CacheCommand {
+    /// Fills what flags and env left unset from the config file.
+    pub fn apply(&mut self, c: &crate::config::FileConfig) {
+        if let CacheCommand::Gc { budget_gb, .. } = self {
+            *budget_gb = budget_gb.or(c.cache_budget_gb);
+        }
+    }
+}
+
 pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
     let store = KvStore::default_location();
     let mb = |b: u64| b as f64 / 1e6;
