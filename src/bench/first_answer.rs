@@ -3,8 +3,9 @@
 //! place (fresh index, fresh state cache) and, from a cold start, we time
 //! loading the model, the text stage (BM25 ready), the first token of a
 //! first question (its chunk states encoded on demand), the same question
-//! again (states cached), and a second question asked while background
-//! encoding has work left (paused for the answer).
+//! again (states cached), the same question typed while background work
+//! encodes a state (against it asked idle), and a second question asked
+//! while background encoding has work left.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -78,10 +79,10 @@ pub struct DuringEncoding {
     pub waited_ms: f64,
 }
 
-/// Asks `question` idle (states cached), then the way the TUI does when it is typed while
-/// background work runs: units go on until the question arrives (1 s
-/// later, inside a unit), its announcement stops the unit in flight, and
-/// it is answered.
+/// Asks `question` idle (states cached), then the way the TUI does when
+/// it is typed while background work runs: units go on until the question
+/// arrives (1 s later, inside a unit), its announcement stops the unit in
+/// flight, and it is answered.
 fn during_encoding<'e>(
     ws: &mut Workspace<'e>,
     question: &str,

@@ -52,7 +52,11 @@ pub(crate) fn context_ptr(
     let rest = text.strip_prefix("LlamaContext { context: 0x")?;
     let hex: String = rest.chars().take_while(char::is_ascii_hexdigit).collect();
     let addr = usize::from_str_radix(&hex, 16).ok()?;
-    std::ptr::NonNull::new(addr as *mut sys::llama_context)
+    let raw = std::ptr::NonNull::new(addr as *mut sys::llama_context)?;
+    // SAFETY: the address llama-cpp-2 printed for its live context (format
+    // pinned by the test below); a cell count that disagrees means it is
+    // not the context we think, and it is left alone.
+    (unsafe { sys::llama_n_ctx(raw.as_ptr()) } == ctx.n_ctx()).then_some(raw)
 }
 
 #[cfg(test)]

@@ -102,9 +102,6 @@ impl Threadpool {
         // SAFETY: `raw` is the live context behind `ctx` (checked by the
         // Debug format test); the params come from ggml's own defaults.
         unsafe {
-            if sys::llama_n_ctx(raw.as_ptr()) != ctx.n_ctx() {
-                return None; // not the context we think: leave it alone
-            }
             let mut params = sys::ggml_threadpool_params_default(threads);
             params.poll = poll;
             let pool = sys::ggml_threadpool_new(&mut params);
