@@ -127,8 +127,7 @@ pub fn ask(
     // trained on); chunks that still do not fit are left out.
     let fixed =
         states.prefix.tokens().len() + states.question(question).len() + decoding.max_tokens;
-    let wanted = fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>();
-    let mut session = states.engine.session_for(wanted)?;
+    let mut session = states.engine.session_for(cells(fixed, &hits))?;
     let trained = info.n_ctx_train as usize;
     notes.extend(fit(&mut hits, session.capacity(), trained, mode, fixed));
 
@@ -205,6 +204,12 @@ pub fn ask(
     })
 }
 
+/// KV cells an answer over `hits` needs: `fixed` (prefix, question,
+/// longest answer) and every chunk's tokens.
+fn cells(fixed: usize, hits: &[(Hit, ChunkRecord)]) -> usize {
+    fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>()
+}
+
 /// Drops the lowest-ranked chunks until `fixed` cells (prefix, question,
 /// longest answer) and the chunks fit `capacity` cells; returns what the user
 /// should know: chunks left out, positions past the model's `trained`
@@ -217,10 +222,8 @@ fn fit(
     fixed: usize,
 ) -> Vec<String> {
     let mut notes = Vec::new();
-    let cells =
-        |hits: &[(Hit, ChunkRecord)]| fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>();
     let before = hits.len();
-    while hits.len() > 1 && cells(hits) > capacity {
+    while hits.len() > 1 && cells(fixed, hits) > capacity {
         hits.pop();
     }
     if hits.len() < before {

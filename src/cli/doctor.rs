@@ -11,7 +11,7 @@ use super::ModelArgs;
 use crate::engine::check::{self, ApeMathReport, ExactnessReport, SAMPLE_CHUNKS, SAMPLE_QUESTION};
 use crate::engine::prompt::Template;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::{ApeParams, Engine, ModelInfo, PromptLayout};
+use crate::engine::{ApeParams, Engine, Mode, ModelInfo, PromptLayout};
 
 /// Exactness tolerance (the engine reaches 0 on CPU; 1e-4 allows other backends).
 const EXACT_TOL: f32 = 1e-4;
@@ -65,10 +65,16 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let modes = if support.is_ok() {
-        vec!["sequential", "pcw", "parallel", "ape"]
+        vec![
+            Mode::Sequential,
+            Mode::Pcw,
+            Mode::Parallel,
+            Mode::Ape(ApeParams::default()),
+        ]
     } else {
-        vec!["sequential"]
+        vec![Mode::Sequential]
     };
+    let modes = modes.iter().map(Mode::name).collect();
     let (exactness, ape_math) = if support.is_ok() {
         (
             Some(exactness(&engine, &layout, args.steps)),

@@ -105,12 +105,12 @@ pub struct EngineOptions {
     /// K cache element type (part of every state's identity).
     pub kv_type: KvType,
     /// How long idle CPU workers poll for work before they sleep, 0–100
-    /// (ggml's scale; 1 is 131 072 pause instructions, a few milliseconds). APE's edit splits each
-    /// decode into one graph compute per layer: workers that sleep at once
-    /// (0) must be woken for every split, which next to another busy
-    /// process cost 70–90 % of APE's decode speed (`bench ttft
-    /// --under-load`). 1 bridges the splits and still sleeps between
-    /// answers; llama.cpp's own default (50) spins far longer.
+    /// (ggml's scale; 1 is 131 072 pause instructions, a few milliseconds).
+    /// APE's edit splits each decode into one graph compute per layer:
+    /// workers that sleep at once (0) must be woken for every split, which
+    /// next to another busy process cost 70–90 % of APE's decode speed
+    /// (`bench ttft --under-load`). 1 bridges the splits and still sleeps
+    /// between answers; llama.cpp's own default (50) spins far longer.
     pub poll: u32,
 }
 
