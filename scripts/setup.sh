@@ -49,6 +49,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# --- llama.cpp, patched ----------------------------------------------------
+# Cargo builds llama.cpp from vendor/llama-cpp-sys-2 (Cargo.toml's
+# [patch.crates-io]): the pinned crate with patches/llama-cpp-ape.patch.
+"$(dirname "$0")/vendor-llama.sh"
+
 # --- model files -----------------------------------------------------------
 mkdir -p "$MODELS"
 DL="$CACHE/downloads"

@@ -16,7 +16,9 @@ if command -v rustup >/dev/null; then
     rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
   done
 fi
-cargo fmt --all -- --check
+# Our packages only: the vendored llama-cpp-sys-2 is not ours to format.
+cargo fmt -- --check
+cargo fmt --manifest-path crates/cuda-preflight/Cargo.toml -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

@@ -8,7 +8,7 @@ use crate::engine::{generate, ApeParams, ChunkState, GenerateOptions, Generated,
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
 use crate::index::{FolderIndex, Hit, IndexError, Retrieval};
-use crate::states::{Origin, States};
+use crate::states::{StateReads, States};
 
 /// Speed against faithfulness to sequential prefill, as a user chooses it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
@@ -80,10 +80,8 @@ pub struct Answer {
     /// The mode the answer was made in (see `notes` when it differs from
     /// the one asked for).
     pub mode: Mode,
-    /// States encoded for this answer (missing from the cache).
-    pub encoded: usize,
-    /// Cached states found unusable (corrupt, stale) and rebuilt.
-    pub rejected: usize,
+    /// Where the chunk states came from: memory, disk, or encoded now.
+    pub states: StateReads,
     /// From the question to the first token: retrieval, states (read or
     /// encoded), prefill.
     pub ttft: Duration,
@@ -132,7 +130,8 @@ pub fn ask(
     notes.extend(fit(&mut hits, session.capacity(), trained, mode, fixed));
 
     let t1 = Instant::now();
-    let (mut chunk_states, mut kept, mut encoded, mut rejected) = (Vec::new(), Vec::new(), 0, 0);
+    let (mut chunk_states, mut kept) = (Vec::new(), Vec::new());
+    let mut reads = StateReads::default();
     for (hit, chunk) in hits {
         // A chunk whose text is gone from the index (its file changed since
         // the search) is left out, never encoded empty.
@@ -155,10 +154,8 @@ pub fn ask(
                 } else {
                     chunk.state.clone()
                 };
-                let (state, origin) = states
-                    .get_or_encode(&mut session, &key, alone, || Ok::<_, IndexError>(tokens))?;
-                encoded += usize::from(origin != Origin::Cached);
-                rejected += usize::from(origin == Origin::Rebuilt);
+                let (state, origin) = states.get_or_encode(&mut session, &key, alone, tokens)?;
+                reads.count(origin);
                 state
             }
         });
@@ -197,8 +194,7 @@ pub fn ask(
         retrieval,
         state_prep,
         mode,
-        encoded,
-        rejected,
+        states: reads,
         ttft,
         notes,
     })

@@ -4,16 +4,19 @@
 //! covers model identity, KV type and prefix tokens), the chunk tokens and the
 //! file format version. Identical chunks in different files share one entry.
 //! An entry that is corrupt, truncated, stale or foreign is deleted and
-//! reported, so the caller re-encodes it: never used.
+//! reported, so the caller re-encodes it: never used. Entries are written
+//! in the store's [`StateFormat`] (compact unless told otherwise); both
+//! formats are read.
 
 use std::path::PathBuf;
 
-use crate::engine::state::FORMAT_VERSION;
-use crate::engine::{ChunkState, PrefixState, StateError, TokenId};
+use crate::engine::state::KEY_VERSION;
+use crate::engine::{ChunkState, PrefixState, StateError, StateFormat, TierStats, TokenId};
 
 /// What a lookup found.
 pub enum Lookup {
-    Hit(ChunkState),
+    /// The state, and the bytes read from disk for it.
+    Hit(ChunkState, u64),
     Miss,
     /// An unusable entry was found and removed; the reason is for the report.
     Rejected(StateError),
@@ -22,12 +25,27 @@ pub enum Lookup {
 /// A directory of `<key>.kvstate` files.
 pub struct KvStore {
     root: PathBuf,
+    format: StateFormat,
 }
 
 impl KvStore {
-    /// Opens (lazily creates) the store at `root`.
+    /// Opens (lazily creates) the store at `root`, writing compact states.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            format: StateFormat::default(),
+        }
+    }
+
+    /// The store writing states in `format`.
+    pub fn with_format(mut self, format: StateFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// How this store writes states.
+    pub fn format(&self) -> StateFormat {
+        self.format
     }
 
     /// The store under the user's cache directory.
@@ -43,7 +61,7 @@ impl KvStore {
     /// The key of the state of `tokens` after `prefix`.
     pub fn key(&self, prefix: &PrefixState, tokens: &[TokenId]) -> String {
         let mut h = blake3::Hasher::new();
-        h.update(&FORMAT_VERSION.to_le_bytes());
+        h.update(&KEY_VERSION.to_le_bytes());
         h.update(&prefix.id().0);
         tokens.iter().for_each(|t| {
             h.update(&t.to_le_bytes());
@@ -66,8 +84,9 @@ impl KvStore {
             let _ = std::fs::remove_file(&path);
             Lookup::Rejected(e)
         };
+        let read = std::fs::metadata(&path).map_or(0, |m| m.len());
         match ChunkState::load(&path, prefix) {
-            Ok(s) if self.key(prefix, s.tokens()) == key => Lookup::Hit(s),
+            Ok(s) if self.key(prefix, s.tokens()) == key => Lookup::Hit(s, read),
             Ok(_) => reject(StateError::OtherPrefix { path: path.clone() }),
             Err(StateError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
                 Lookup::Miss
@@ -76,10 +95,19 @@ impl KvStore {
         }
     }
 
-    /// Stores a state atomically under its key.
-    pub fn put(&self, prefix: &PrefixState, state: &ChunkState) -> Result<String, StateError> {
+    /// Stores a state atomically under its key: as it is for the f16
+    /// format, else its compact `packed` payload ([`ChunkState::pack`]).
+    pub fn put(
+        &self,
+        prefix: &PrefixState,
+        state: &ChunkState,
+        packed: Option<&[u8]>,
+    ) -> Result<String, StateError> {
         let key = self.key(prefix, state.tokens());
-        state.save(&self.path(&key))?;
+        match packed {
+            Some(p) => state.save_packed(&self.path(&key), p)?,
+            None => state.save(&self.path(&key))?,
+        }
         Ok(key)
     }
 }
@@ -92,6 +120,71 @@ pub struct CacheStats {
     /// Entries some folder index refers to.
     pub referenced: usize,
     pub referenced_bytes: u64,
+    /// Entries in the compact format (the rest hold f16 as llama.cpp wrote it).
+    pub compact: usize,
+    /// The memory tiers of the ape-chat processes running now.
+    pub memory: Vec<ProcessTiers>,
+}
+
+/// What one running process holds in its memory tiers, as it last
+/// published it (after each answer).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ProcessTiers {
+    pub pid: u32,
+    /// The model file's name.
+    pub model: String,
+    pub tiers: Vec<TierStats>,
+}
+
+/// Publishes this process's memory tiers for `cache stats` (best effort:
+/// a read-only cache only loses the report).
+pub fn publish_tiers(model: &str, tiers: &[TierStats]) {
+    let p = ProcessTiers {
+        pid: std::process::id(),
+        model: model.to_string(),
+        tiers: tiers.to_vec(),
+    };
+    if let Ok(json) = serde_json::to_vec(&p) {
+        let path = crate::paths::tiers_dir().join(format!("{}.json", p.pid));
+        let _ = crate::fsutil::write_atomic(&path, &[&json]);
+    }
+}
+
+/// Removes this process's report (when it stops answering).
+pub fn unpublish_tiers() {
+    let path = crate::paths::tiers_dir().join(format!("{}.json", std::process::id()));
+    let _ = std::fs::remove_file(path);
+}
+
+/// The reports of processes still running; those of processes gone are
+/// removed.
+pub fn live_tiers() -> Vec<ProcessTiers> {
+    let mut live = Vec::new();
+    for f in std::fs::read_dir(crate::paths::tiers_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let Some(p) = std::fs::read(f.path())
+            .ok()
+            .and_then(|b| serde_json::from_slice::<ProcessTiers>(&b).ok())
+        else {
+            continue;
+        };
+        if running(p.pid) {
+            live.push(p);
+        } else {
+            let _ = std::fs::remove_file(f.path());
+        }
+    }
+    live.sort_by_key(|p| p.pid);
+    live
+}
+
+/// Whether process `pid` runs (Linux: `/proc`; elsewhere assumed).
+fn running(pid: u32) -> bool {
+    let proc = std::path::Path::new("/proc");
+    !proc.is_dir() || proc.join(pid.to_string()).exists()
 }
 
 /// What a garbage collection removed.
@@ -153,10 +246,14 @@ impl KvStore {
     /// Entry count and bytes, and how many are `referenced`.
     pub fn stats(&self, referenced: &std::collections::HashSet<String>) -> CacheStats {
         let (entries, _) = self.entries();
-        let mut s = CacheStats::default();
+        let mut s = CacheStats {
+            memory: live_tiers(),
+            ..CacheStats::default()
+        };
         for e in &entries {
             s.entries += 1;
             s.bytes += e.bytes;
+            s.compact += usize::from(ChunkState::file_is_compact(&e.path));
             if referenced.contains(&e.key) {
                 s.referenced += 1;
                 s.referenced_bytes += e.bytes;

@@ -90,6 +90,11 @@ pub fn squad_folder() -> PathBuf {
     cache_dir().join("data/squad-v2-dev-folder")
 }
 
+/// What each running process holds in its memory tiers (`cache stats`).
+pub fn tiers_dir() -> PathBuf {
+    cache_dir().join("tiers")
+}
+
 /// The machine-wide compute locks ([`crate::compute`]).
 pub fn locks_dir() -> PathBuf {
     cache_dir().join("locks")

@@ -1,14 +1,17 @@
 //! The states a question is answered from: the shared prefix's, computed
-//! once per run, and each chunk's, read from the KV store or encoded now
-//! (once, then stored). Between the store and its users (indexing,
-//! answering, evaluation), so that "cached or encoded now" exists once.
+//! once per run, and each chunk's, from the fastest place that has it: a
+//! memory tier of the engine (nothing read from disk), the KV store on disk,
+//! or encoded now (once, then stored and kept in memory). Between the store
+//! and its users (indexing, answering, evaluation), so that "cached or
+//! encoded now" exists once.
 //!
 //! Chunks are encoded after the shared prefix (parallel and APE modes) or,
 //! for the PCW baseline, alone at the same positions; the two kinds live
 //! side by side in the store under different keys.
 
 use crate::engine::{
-    ChunkState, Engine, EngineError, PrefixState, PromptLayout, Session, StateError, TokenId,
+    ChunkState, Engine, EngineError, PrefixState, PromptLayout, Session, StateError, StateFormat,
+    TokenId,
 };
 use crate::kvstore::{KvStore, Lookup};
 
@@ -25,11 +28,55 @@ pub struct States<'e> {
 /// Where [`States::get_or_encode`] got a state from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
-    Cached,
+    /// A memory tier of the engine held it (`ram`, `vram`, `pinned`).
+    Memory(&'static str),
+    /// Read from the disk cache: this many bytes.
+    Disk(u64),
     /// Not in the cache: encoded.
     Encoded,
     /// In the cache but corrupt or stale: removed and encoded again.
     Rebuilt,
+}
+
+impl Origin {
+    /// Whether the state was there already (in memory or on disk).
+    pub fn cached(self) -> bool {
+        matches!(self, Origin::Memory(_) | Origin::Disk(_))
+    }
+}
+
+/// Where an answer's chunk states came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StateReads {
+    /// Held in a memory tier: nothing read from disk.
+    pub from_memory: usize,
+    /// Read from the disk cache.
+    pub from_disk: usize,
+    /// Bytes those disk reads cost.
+    pub disk_bytes: u64,
+    /// Missing: encoded for this answer.
+    pub encoded: usize,
+    /// Found corrupt or stale: encoded again.
+    pub rebuilt: usize,
+}
+
+impl StateReads {
+    pub fn count(&mut self, o: Origin) {
+        match o {
+            Origin::Memory(_) => self.from_memory += 1,
+            Origin::Disk(bytes) => {
+                self.from_disk += 1;
+                self.disk_bytes += bytes;
+            }
+            Origin::Encoded => self.encoded += 1,
+            Origin::Rebuilt => self.rebuilt += 1,
+        }
+    }
+
+    /// States computed for the answer (missing or rebuilt).
+    pub fn computed(&self) -> usize {
+        self.encoded + self.rebuilt
+    }
 }
 
 impl<'e> States<'e> {
@@ -89,29 +136,49 @@ impl<'e> States<'e> {
     ) -> Result<(ChunkState, Result<String, StateError>), EngineError> {
         let after = self.after(alone);
         let state = session.encode_chunk(after, tokens)?;
-        let stored = self.store.put(after, &state);
+        let (state, packed) = match self.store.format() {
+            StateFormat::F16 => (state, None),
+            StateFormat::Compact => {
+                let (s, p) = state.pack()?;
+                (s, Some(p))
+            }
+        };
+        let stored = self.store.put(after, &state, packed.as_deref());
         Ok((state, stored))
     }
 
-    /// The chunk state stored under `key` (marked as used for the LRU), or,
-    /// when it is missing or unusable, the state of `tokens()` encoded now
-    /// and stored. A failed store costs only speed, never the answer.
-    pub fn get_or_encode<E: From<EngineError>>(
+    /// The chunk state stored under `key` (of `tokens`), from the fastest
+    /// place that has it: a memory tier, the disk cache (marked as used for
+    /// its LRU), or, when it is missing or unusable, encoded now and stored.
+    /// Whatever is read or encoded is kept in memory for the next question.
+    /// A failed store costs only speed, never the answer.
+    pub fn get_or_encode(
         &self,
         session: &mut Session<'_>,
         key: &str,
         alone: bool,
-        tokens: impl FnOnce() -> Result<Vec<TokenId>, E>,
-    ) -> Result<(ChunkState, Origin), E> {
-        let origin = match self.store.get(self.after(alone), key) {
-            Lookup::Hit(state) => {
-                self.store.touch(key);
-                return Ok((state, Origin::Cached));
-            }
-            Lookup::Miss => Origin::Encoded,
-            Lookup::Rejected(_) => Origin::Rebuilt,
+        tokens: Vec<TokenId>,
+    ) -> Result<(ChunkState, Origin), EngineError> {
+        let after = self.after(alone);
+        // A memory tier holds what answers use: the compact format's
+        // decoded values differ from f16's, so the two never share an entry.
+        let tier_key = match self.store.format() {
+            StateFormat::Compact => key.to_string(),
+            StateFormat::F16 => format!("{key}.f16"),
         };
-        let (state, _) = self.encode(session, &tokens()?, alone)?;
+        if let Some((state, tier)) = self.engine.resident_state(&tier_key, &tokens, after) {
+            self.store.touch(key);
+            return Ok((state, Origin::Memory(tier)));
+        }
+        let (mut state, origin) = match self.store.get(after, key) {
+            Lookup::Hit(state, read) => {
+                self.store.touch(key);
+                (state, Origin::Disk(read))
+            }
+            Lookup::Miss => (self.encode(session, &tokens, alone)?.0, Origin::Encoded),
+            Lookup::Rejected(_) => (self.encode(session, &tokens, alone)?.0, Origin::Rebuilt),
+        };
+        self.engine.keep_state(&tier_key, &mut state);
         Ok((state, origin))
     }
 
@@ -123,6 +190,6 @@ impl<'e> States<'e> {
         alone: bool,
     ) -> Result<(ChunkState, Origin), EngineError> {
         let key = self.key(&tokens, alone);
-        self.get_or_encode(session, &key, alone, || Ok(tokens))
+        self.get_or_encode(session, &key, alone, tokens)
     }
 }

@@ -283,6 +283,15 @@ impl<'e> Workspace<'e> {
                 self.wanted.push(id);
             }
         }
+        let engine = self.states.engine;
+        let model = engine.path().file_name().map(|n| n.to_string_lossy());
+        crate::kvstore::publish_tiers(&model.unwrap_or_default(), &engine.tier_stats());
         Ok(a)
+    }
+}
+
+impl Drop for Workspace<'_> {
+    fn drop(&mut self) {
+        crate::kvstore::unpublish_tiers();
     }
 }

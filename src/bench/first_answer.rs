@@ -154,7 +154,7 @@ pub fn first_answer(
         Ok(AnswerFigures {
             first_token_from_launch_ms: ms(first - launch),
             first_token_ms: ms(first - asked),
-            states_encoded: a.encoded,
+            states_encoded: a.states.computed(),
             decode_tokens_per_s: a.generated.decode_tokens_per_s(),
         })
     };

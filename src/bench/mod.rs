@@ -116,13 +116,13 @@ impl BenchStates {
             .collect::<Result<Vec<_>, _>>()?;
         let encode_s = t.elapsed().as_secs_f64();
         let dir = ScratchDir::new("states")?;
-        let files = dir.save(&chunks, "p")?;
+        let (chunks, files) = dir.save(&chunks, "p")?;
         let alone_files = if alone {
             let by_itself = tokens
                 .iter()
                 .map(|c| s.encode_chunk(&prefix.alone(), c))
                 .collect::<Result<Vec<_>, _>>()?;
-            dir.save(&by_itself, "a")?
+            dir.save(&by_itself, "a")?.1
         } else {
             Vec::new()
         };
@@ -142,7 +142,7 @@ impl BenchStates {
 }
 
 /// `n` distinct windows of `len` tokens over the corpus, wrapping around.
-fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
+pub(crate) fn bench_chunks(engine: &Engine, n: usize, len: usize) -> Vec<Vec<TokenId>> {
     let corpus: Vec<TokenId> = CORPUS.iter().flat_map(|t| engine.tokenize(t)).collect();
     (0..n)
         .map(|i| {
@@ -170,14 +170,21 @@ impl ScratchDir {
         Ok(Self(dir))
     }
 
-    fn save(&self, chunks: &[ChunkState], tag: &str) -> Result<Vec<PathBuf>, BenchError> {
+    /// Saves `chunks` as the cache stores them (compact); returns the
+    /// states those files decode to, which answers use, and the files.
+    fn save(
+        &self,
+        chunks: &[ChunkState],
+        tag: &str,
+    ) -> Result<(Vec<ChunkState>, Vec<PathBuf>), BenchError> {
         chunks
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let p = self.0.join(format!("{tag}{i}.kvstate"));
-                c.save(&p)?;
-                Ok(p)
+                let (state, packed) = c.pack()?;
+                state.save_packed(&p, &packed)?;
+                Ok((state, p))
             })
             .collect()
     }

@@ -13,7 +13,7 @@ use super::{
     machine, time_modes, BenchError, BenchStates, ModeFigures, ScratchDir, Workload, QUESTION,
 };
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::{ChunkState, Engine, EngineOptions, KvType, Mode, PromptLayout};
+use crate::engine::{ChunkState, Engine, Mode, PromptLayout};
 use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::FolderIndex;
 use crate::kvstore::KvStore;
@@ -52,8 +52,11 @@ pub struct StateFigures {
     /// Reading, verifying and restoring them into the context (the first
     /// cached mode's whole load at the largest size), cold.
     pub load_and_restore_mb_per_s: f64,
+    /// llama.cpp's state bytes per token (f16 K and V), as used in memory.
     pub bytes_per_token_f16: f64,
-    pub bytes_per_token_q8_0: f64,
+    /// File bytes per token at rest (compact: K q8_0, V q6_K; header,
+    /// tokens and cell positions included).
+    pub bytes_per_token_at_rest: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -154,8 +157,7 @@ pub fn suite(
 }
 
 /// File read speed (cold and warm), full load speed, and bytes per token
-/// with an f16 and a q8_0 K cache (the second from a separately loaded
-/// engine).
+/// in memory (f16) and at rest (compact).
 fn state_figures(
     engine: &Engine,
     layout: &PromptLayout,
@@ -190,32 +192,19 @@ fn state_figures(
     let largest_mb = largest.map_or(0.0, |p| {
         mb * p.chunks as f64 / states.files.len().max(1) as f64
     });
-    let per_token = |e: &Engine| -> Result<f64, BenchError> {
-        let mut s = e.session()?;
+    let (f16, at_rest) = {
+        let mut s = engine.session()?;
         let prefix = s.encode_prefix(&layout.prefix)?;
-        Ok(BenchStates::encode(&mut s, &prefix, 1, 256, false)?.bytes as f64 / 256.0)
-    };
-    let other = match engine.options().kv_type {
-        KvType::F16 => KvType::Q8_0,
-        KvType::Q8_0 => KvType::F16,
-    };
-    let o = EngineOptions {
-        kv_type: other,
-        ctx_tokens: 1024,
-        ..engine.options().clone()
-    };
-    let second = Engine::load(engine.path(), o)?;
-    let (here, there) = (per_token(engine)?, per_token(&second)?);
-    let (f16, q8) = match other {
-        KvType::Q8_0 => (here, there),
-        KvType::F16 => (there, here),
+        let raw = s.encode_chunk(&prefix, &super::bench_chunks(engine, 1, 256)[0])?;
+        let at_rest = BenchStates::encode(&mut s, &prefix, 1, 256, false)?.bytes;
+        (raw.state_bytes() as f64 / 256.0, at_rest as f64 / 256.0)
     };
     Ok(StateFigures {
         file_read_cold_mb_per_s: cold,
         file_read_warm_mb_per_s: warm,
         load_and_restore_mb_per_s: largest_mb / (load_ms / 1e3).max(1e-9),
         bytes_per_token_f16: f16,
-        bytes_per_token_q8_0: q8,
+        bytes_per_token_at_rest: at_rest,
     })
 }
 

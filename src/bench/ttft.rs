@@ -37,7 +37,11 @@ pub struct TtftReport {
     pub question_tokens: usize,
     pub repeats: usize,
     pub kv_type: String,
+    /// State file bytes per token, at rest (compact).
     pub state_bytes_per_token: f64,
+    /// The same states in memory, as the KV cache holds them (f16).
+    pub state_bytes_per_token_in_memory: f64,
+    /// State files in all, at rest.
     pub state_mb_total: f64,
     pub chunk_encode_tokens_per_s: f64,
     pub modes: Vec<ModeFigures>,
@@ -130,6 +134,12 @@ pub fn ttft(
         repeats: o.repeats.max(1),
         kv_type: engine.options().kv_type.to_string(),
         state_bytes_per_token: states.bytes as f64 / tokens,
+        state_bytes_per_token_in_memory: states
+            .chunks
+            .iter()
+            .map(|c| c.state_bytes() as f64)
+            .sum::<f64>()
+            / tokens,
         state_mb_total: states.bytes as f64 / 1e6,
         chunk_encode_tokens_per_s: tokens / states.encode_s,
         ape_decode_vs_parallel: ape_vs_parallel(&o.modes, &modes),

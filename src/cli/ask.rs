@@ -136,12 +136,12 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
         eprintln!(
             "{}",
             dim(&format!(
-                "{} · TTFT {:.0} ms (retrieval {:.0} ms, states {:.0} ms{}, restore {:.0} ms, prefill {:.0} ms) · {:.1} tok/s",
+                "{} · TTFT {:.0} ms (retrieval {:.0} ms, states {:.0} ms{}, placement {:.0} ms, prefill {:.0} ms) · {:.1} tok/s",
                 a.mode,
                 ms(a.ttft),
                 ms(a.retrieval),
                 ms(a.state_prep),
-                if a.encoded > 0 { format!(", {} encoded now", a.encoded) } else { String::new() },
+                state_sources(&a.states),
                 ms(g.prefill.load),
                 ms(g.prefill.prefill),
                 g.decode_tokens_per_s()
@@ -149,6 +149,20 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Where the states came from, for the timing line: ", 3 in memory, 2 from
+/// disk, 1 encoded now" (the parts that are not zero).
+fn state_sources(r: &crate::states::StateReads) -> String {
+    [
+        (r.from_memory, "in memory"),
+        (r.from_disk, "from disk"),
+        (r.computed(), "encoded now"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!(", {n} {what}"))
+    .collect()
 }
 
 fn print_json(a: &Answer) -> anyhow::Result<()> {
@@ -194,8 +208,9 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
             "ttft_ms": ms(a.ttft), "prefill_to_first_token_ms": ms(g.ttft),
             "decode_tokens_per_s": g.decode_tokens_per_s(), "notes": a.notes,
             "answer_tokens": g.tokens.len(),
-            "chunks_encoded": a.encoded, "states_encoded_on_demand": a.encoded,
-            "cache_rejected": a.rejected,
+            "chunks_encoded": a.states.computed(), "states_encoded_on_demand": a.states.computed(),
+            "cache_rejected": a.states.rebuilt, "states_from_memory": a.states.from_memory,
+            "states_from_disk": a.states.from_disk, "state_disk_bytes": a.states.disk_bytes,
         })
     )?;
     Ok(())

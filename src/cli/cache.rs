@@ -53,10 +53,28 @@ pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
                 );
                 println!("  {} states, {:.1} MB", s.entries, mb(s.bytes));
                 println!(
-                    "  {} referenced by an index ({:.1} MB)",
+                    "  {} referenced by an index ({:.1} MB), {} compact",
                     s.referenced,
-                    mb(s.referenced_bytes)
+                    mb(s.referenced_bytes),
+                    s.compact
                 );
+                if s.memory.is_empty() {
+                    println!("{}", bold("Memory tiers: no ape-chat process is answering"));
+                }
+                for p in &s.memory {
+                    println!("{} process {} ({})", bold("Memory tiers:"), p.pid, p.model);
+                    for t in &p.tiers {
+                        println!(
+                            "  {:<6} {} states, {:.1} of {:.1} MB · {} hits, {} evicted",
+                            t.tier,
+                            t.entries,
+                            mb(t.used_bytes),
+                            mb(t.budget_bytes),
+                            t.hits,
+                            t.evictions
+                        );
+                    }
+                }
             }
         }
         CacheCommand::Gc { budget_gb, json } => {

@@ -8,10 +8,12 @@ use serde::Serialize;
 
 use super::style::{bold, dim, mark};
 use super::ModelArgs;
-use crate::engine::check::{self, ApeMathReport, ExactnessReport, SAMPLE_CHUNKS, SAMPLE_QUESTION};
+use crate::engine::check::{
+    self, ApeMathReport, ExactnessReport, PlacementReport, SAMPLE_CHUNKS, SAMPLE_QUESTION,
+};
 use crate::engine::prompt::Template;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::{ApeParams, Engine, Mode, ModelInfo, PromptLayout};
+use crate::engine::{ApeParams, EditPath, Engine, Mode, ModelInfo, PromptLayout};
 
 /// Exactness tolerance (the engine reaches 0 on CPU; 1e-4 allows other backends).
 const EXACT_TOL: f32 = 1e-4;
@@ -40,7 +42,12 @@ struct Report {
     /// (and why).
     template: String,
     exactness: Option<Outcome<ExactnessReport>>,
+    /// APE inside llama.cpp's softmax, as answers use it.
     ape_math: Option<Outcome<ApeMathReport>>,
+    /// APE in the eval callback, as focus uses it.
+    ape_math_callback: Option<Outcome<ApeMathReport>>,
+    /// States written into the KV tensors vs llama.cpp's restore.
+    placement: Option<Outcome<PlacementReport>>,
     ok: bool,
 }
 
@@ -75,17 +82,16 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         vec![Mode::Sequential]
     };
     let modes = modes.iter().map(Mode::name).collect();
-    let (exactness, ape_math) = if support.is_ok() {
-        (
-            Some(exactness(&engine, &layout, args.steps)),
-            Some(ape_math(&engine, &layout)),
-        )
-    } else {
-        (None, None)
-    };
-    let ok = support.is_ok()
-        && exactness.as_ref().is_some_and(|o| o.passed)
-        && ape_math.as_ref().is_some_and(|o| o.passed);
+    let checked = support.is_ok();
+    let exactness = checked.then(|| exactness(&engine, &layout, args.steps));
+    let ape_math_callback = checked.then(|| ape_math(&engine, &layout, EditPath::Callback));
+    let ape_math = checked.then(|| ape_math(&engine, &layout, EditPath::Softmax));
+    let placement = checked.then(|| placement(&engine, &layout, args.steps));
+    let ok = checked
+        && passed(&exactness)
+        && passed(&ape_math)
+        && passed(&ape_math_callback)
+        && passed(&placement);
     let report = Report {
         model: engine.path().display().to_string(),
         info: engine.info().clone(),
@@ -95,6 +101,8 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         template,
         exactness,
         ape_math,
+        ape_math_callback,
+        placement,
         ok,
     };
     if args.json {
@@ -114,6 +122,7 @@ fn exactness(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Ex
         Ok(r) => Outcome {
             passed: r.parallel_vs_sequential <= EXACT_TOL
                 && r.ape_identity_vs_parallel <= EXACT_TOL
+                && r.ape_identity_callback_vs_parallel <= EXACT_TOL
                 && r.pcw_vs_live <= EXACT_TOL
                 && r.pcw_vs_parallel > EXACT_TOL,
             result: Some(r),
@@ -123,9 +132,17 @@ fn exactness(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Ex
     }
 }
 
-fn ape_math(engine: &Engine, layout: &PromptLayout) -> Outcome<ApeMathReport> {
+fn ape_math(engine: &Engine, layout: &PromptLayout, path: EditPath) -> Outcome<ApeMathReport> {
     let params = ApeParams::new(0.6, 0.7);
-    match check::ape_math(engine, layout, &SAMPLE_CHUNKS, SAMPLE_QUESTION, params, 4) {
+    match check::ape_math(
+        engine,
+        layout,
+        &SAMPLE_CHUNKS,
+        SAMPLE_QUESTION,
+        params,
+        4,
+        path,
+    ) {
         Ok(r) => Outcome {
             passed: r.max_abs_error <= MATH_TOL
                 && r.layout_errors == 0
@@ -135,6 +152,29 @@ fn ape_math(engine: &Engine, layout: &PromptLayout) -> Outcome<ApeMathReport> {
         },
         Err(e) => failed(e),
     }
+}
+
+fn placement(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<PlacementReport> {
+    let params = ApeParams::new(0.6, 0.7);
+    match check::placement(
+        engine,
+        layout,
+        &SAMPLE_CHUNKS,
+        SAMPLE_QUESTION,
+        params,
+        steps,
+    ) {
+        Ok(r) => Outcome {
+            passed: r.max_abs_diff <= EXACT_TOL,
+            result: Some(r),
+            error: None,
+        },
+        Err(e) => failed(e),
+    }
+}
+
+fn passed<T>(o: &Option<Outcome<T>>) -> bool {
+    o.as_ref().is_some_and(|o| o.passed)
 }
 
 fn failed<T>(e: crate::engine::EngineError) -> Outcome<T> {
@@ -186,8 +226,8 @@ fn print_report(r: &Report) {
         match (&o.result, &o.error) {
             (Some(x), _) => {
                 println!(
-                    "{} exactness over {} steps: parallel vs sequential max |Δlogit| = {:e}, APE(T=S=1) vs parallel = {:e}",
-                    mark(o.passed), x.steps, x.parallel_vs_sequential, x.ape_identity_vs_parallel
+                    "{} exactness over {} steps: parallel vs sequential max |Δlogit| = {:e}, APE(T=S=1) vs parallel = {:e} (softmax), {:e} (callback)",
+                    mark(o.passed), x.steps, x.parallel_vs_sequential, x.ape_identity_vs_parallel, x.ape_identity_callback_vs_parallel
                 );
                 println!(
                     "  PCW (chunk encoded without the prefix) vs the same computed live: {:e}; vs parallel: {:.3} (the shared prefix's effect)",
@@ -198,18 +238,31 @@ fn print_report(r: &Report) {
             _ => {}
         }
     }
-    if let Some(o) = &r.ape_math {
+    for o in [&r.ape_math, &r.ape_math_callback].into_iter().flatten() {
         match (&o.result, &o.error) {
             (Some(x), _) => {
                 println!(
-                    "{} APE attention (T={}, S={}, {} chunks) vs f64 reference: max |Δp| = {:.1e} over {} rows in {} layers, {} layout errors",
-                    mark(o.passed), x.params.temperature, x.params.scale, x.chunks, x.max_abs_error, x.rows, x.layers, x.layout_errors
+                    "{} APE attention in {} (T={}, S={}, {} chunks) vs f64 reference: max |Δp| = {:.1e} over {} rows in {} layers, {} layout errors",
+                    mark(o.passed), x.path, x.params.temperature, x.params.scale, x.chunks, x.max_abs_error, x.rows, x.layers, x.layout_errors
                 );
                 if let Some(d) = &x.device {
-                    println!("  attention lives in GPU memory; the edit ran {d}");
+                    println!("  attention lives in GPU memory; the callback's work ran {d}");
                 }
             }
             (_, Some(e)) => println!("{} APE attention check failed: {e}", mark(false)),
+            _ => {}
+        }
+    }
+    if let Some(o) = &r.placement {
+        match (&o.result, &o.error) {
+            (Some(x), _) => println!(
+                "{} states written into the KV cache vs llama.cpp's restore: max |Δlogit| = {:e} over {} cases of {} steps",
+                mark(o.passed),
+                x.max_abs_diff,
+                x.cases.len(),
+                x.steps
+            ),
+            (_, Some(e)) => println!("{} placement check failed: {e}", mark(false)),
             _ => {}
         }
     }

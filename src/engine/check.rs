@@ -2,12 +2,14 @@
 //! model: used by `ape-chat doctor` and by the test suite.
 //!
 //! 1. Exactness: one chunk, `T = S = 1`: parallel encoding reproduces
-//!    sequential prefill's logits, and APE's edit at `T = S = 1` (forced
-//!    through the callback) reproduces parallel.
+//!    sequential prefill's logits, and APE's edit at `T = S = 1` (forced,
+//!    inside llama.cpp's softmax and in the callback) reproduces parallel.
 //! 2. APE math: with several chunks and `T, S < 1`, the attention weights
 //!    llama.cpp actually used equal an independent f64 computation of the APE
 //!    distribution from the raw logits, in every layer, for the question and
 //!    each generated token.
+//! 3. Placement: states written straight into the KV tensors give the same
+//!    logits, bit for bit, as llama.cpp's own state restore of them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,6 +19,7 @@ use serde::Serialize;
 use super::ape::{reference_distribution, ApeParams};
 use super::generate::Mode;
 use super::session::argmax;
+use super::session::EditPath;
 use super::{
     ChunkState, Engine, EngineError, ProbeEvent, ProbeKind, PromptLayout, Session, TokenId,
 };
@@ -27,8 +30,10 @@ pub struct ExactnessReport {
     pub steps: usize,
     /// max |Δlogit| parallel vs sequential over all steps.
     pub parallel_vs_sequential: f32,
-    /// max |Δlogit| APE(T=S=1, edit applied) vs parallel.
+    /// max |Δlogit| APE(T=S=1, edit applied in llama.cpp's softmax) vs parallel.
     pub ape_identity_vs_parallel: f32,
+    /// The same with the edit applied by the callback on `kq`.
+    pub ape_identity_callback_vs_parallel: f32,
     /// max |Δlogit| PCW (state encoded alone, saved, restored) vs the same
     /// computed live with the chunk in a sequence of its own.
     pub pcw_vs_live: f32,
@@ -49,8 +54,32 @@ pub struct ApeMathReport {
     pub max_abs_error: f64,
     /// Rows where a chunk key was not visible to the query: a layout bug.
     pub layout_errors: usize,
-    /// Where the edit ran when attention lived in GPU memory (`None`: host).
+    /// Where the edit ran: llama.cpp's softmax or the callback.
+    pub path: String,
+    /// Where the callback's work ran when attention lived in GPU memory
+    /// (`None`: host).
     pub device: Option<String>,
+}
+
+/// Result of the placement check.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlacementReport {
+    pub steps: usize,
+    /// One line per case: chunks, APE settings, max |Δlogit| between direct
+    /// placement and llama.cpp's restore.
+    pub cases: Vec<PlacementCase>,
+    /// The largest of them (0 when placement is exact).
+    pub max_abs_diff: f32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PlacementCase {
+    pub chunks: usize,
+    pub params: ApeParams,
+    /// Where the chunk states were placed from: their bytes in host memory,
+    /// or the engine's memory tier (`tier:ram`, `tier:vram`, …).
+    pub from: String,
+    pub max_abs_diff: f32,
 }
 
 /// Texts and question used when the caller brings none (doctor).
@@ -90,16 +119,21 @@ pub fn exactness(
         steps,
         Some(&tokens),
     )?;
-    // `run` forces the edit at T = S = 1 so the whole callback path runs.
-    let (ape_logits, _) = run(
-        &mut s,
-        Mode::Ape(ApeParams::IDENTITY),
-        &prefix,
-        &chunks,
-        &q,
-        steps,
-        Some(&tokens),
-    )?;
+    // `run` forces the edit at T = S = 1 so the whole edit path runs.
+    let ape_identity = |s: &mut Session<'_>, path| {
+        run_on(
+            s,
+            Mode::Ape(ApeParams::IDENTITY),
+            path,
+            &prefix,
+            &chunks,
+            &q,
+            steps,
+            Some(&tokens),
+        )
+    };
+    let (ape_logits, _) = ape_identity(&mut s, EditPath::Softmax)?;
+    let (ape_callback, _) = ape_identity(&mut s, EditPath::Callback)?;
     // PCW against the same computed live. The live chunk's keys sit after
     // the (masked) prefix in every attention row, so the prefix is padded to
     // a multiple of 64 cells, where SIMD sums line up and match bit for bit.
@@ -129,11 +163,12 @@ pub fn exactness(
         Some(&tokens),
     )?;
     s.load_alone_reference(&prefix, &tokens_64)?;
-    let live = continue_with(&mut s, &q, steps, &tokens)?;
+    let (live, _) = continue_after(&mut s, &q, steps, Some(&tokens))?;
     Ok(ExactnessReport {
         steps,
         parallel_vs_sequential: max_diff(&seq_logits, &par_logits),
         ape_identity_vs_parallel: max_diff(&par_logits, &ape_logits),
+        ape_identity_callback_vs_parallel: max_diff(&par_logits, &ape_callback),
         pcw_vs_live: max_diff(&pcw_logits, &live),
         pcw_vs_parallel: max_diff(&pcw_logits, &par_64),
     })
@@ -152,6 +187,30 @@ fn run(
     steps: usize,
     forced: Option<&[TokenId]>,
 ) -> Result<(Logits, Vec<TokenId>), EngineError> {
+    run_on(
+        s,
+        mode,
+        EditPath::Softmax,
+        prefix,
+        chunks,
+        question,
+        steps,
+        forced,
+    )
+}
+
+/// [`run`] with APE's edit on `path`.
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    s: &mut Session<'_>,
+    mode: Mode,
+    path: EditPath,
+    prefix: &super::PrefixState,
+    chunks: &[&ChunkState],
+    question: &[TokenId],
+    steps: usize,
+    forced: Option<&[TokenId]>,
+) -> Result<(Logits, Vec<TokenId>), EngineError> {
     match mode {
         Mode::Sequential => {
             s.load_prefix(prefix)?;
@@ -160,8 +219,19 @@ fn run(
         _ => s.load_parallel(prefix, chunks)?,
     }
     if let Mode::Ape(p) = mode {
-        s.force_ape(p)?;
+        s.force_ape(p, path)?;
     }
+    continue_after(s, question, steps, forced)
+}
+
+/// Evaluates the question, then `steps` tokens (`forced`, or greedy), after
+/// what the session holds.
+fn continue_after(
+    s: &mut Session<'_>,
+    question: &[TokenId],
+    steps: usize,
+    forced: Option<&[TokenId]>,
+) -> Result<(Logits, Vec<TokenId>), EngineError> {
     s.eval(question)?;
     let (mut all, mut tokens) = (Vec::new(), Vec::new());
     for i in 0..steps {
@@ -172,23 +242,6 @@ fn run(
         s.eval(&[tok])?;
     }
     Ok((all, tokens))
-}
-
-/// Evaluates the question and `tokens` after what the session holds; the
-/// logits before each token.
-fn continue_with(
-    s: &mut Session<'_>,
-    question: &[TokenId],
-    steps: usize,
-    tokens: &[TokenId],
-) -> Result<Logits, EngineError> {
-    s.eval(question)?;
-    let mut all = Vec::new();
-    for &tok in &tokens[..steps] {
-        all.push(s.logits()?.to_vec());
-        s.eval(&[tok])?;
-    }
-    Ok(all)
 }
 
 fn max_diff(a: &Logits, b: &Logits) -> f32 {
@@ -207,8 +260,9 @@ struct Accumulator {
     layout_errors: usize,
 }
 
-/// Runs check 2: `chunk_texts` (at least 3) in parallel with APE `params`,
-/// the question, then `steps` greedy tokens, every attention row compared.
+/// Runs check 2: `chunk_texts` (at least 3) in parallel with APE `params`
+/// applied on `path`, the question, then `steps` greedy tokens, every
+/// attention row compared.
 pub fn ape_math(
     engine: &Engine,
     layout: &PromptLayout,
@@ -216,6 +270,7 @@ pub fn ape_math(
     question: &str,
     params: ApeParams,
     steps: usize,
+    path: EditPath,
 ) -> Result<ApeMathReport, EngineError> {
     let mut s = engine.session()?;
     let prefix = s.encode_prefix(&layout.prefix)?;
@@ -233,7 +288,7 @@ pub fn ape_math(
             observe(&mut a, ev, cols.clone(), params);
         }
     })));
-    s.set_ape(Some(params))?;
+    s.force_ape(params, path)?;
     s.eval(&layout.question(engine, question))?;
     for _ in 0..steps {
         let tok = s.greedy()?;
@@ -252,7 +307,79 @@ pub fn ape_math(
         decode_steps: steps,
         max_abs_error: a.max_abs_error,
         layout_errors: a.layout_errors,
+        path: match path {
+            EditPath::Softmax => "llama.cpp's softmax".into(),
+            EditPath::Callback => "the eval callback".into(),
+        },
         device,
+    })
+}
+
+/// Runs check 3: the prefix and one, then every one of `chunk_texts`,
+/// loaded by direct placement and by llama.cpp's restore, under plain
+/// parallel attention and under APE `params`; the same question and `steps`
+/// tokens (greedy under restore, forced under placement) after each.
+pub fn placement(
+    engine: &Engine,
+    layout: &PromptLayout,
+    chunk_texts: &[&str],
+    question: &str,
+    params: ApeParams,
+    steps: usize,
+) -> Result<PlacementReport, EngineError> {
+    let mut s = engine.session()?;
+    let prefix = s.encode_prefix(&layout.prefix)?;
+    let chunks = chunk_texts
+        .iter()
+        .map(|t| s.encode_chunk(&prefix, &layout.chunk(engine, t)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let all: Vec<&ChunkState> = chunks.iter().collect();
+    // The same states held by the engine's memory tier (when it has one),
+    // placed from there with no bytes in host memory.
+    let mut pooled = Vec::new();
+    let mut tier = None;
+    for (i, c) in chunks.iter().enumerate() {
+        let key = format!("placement-check-{i}-{}", blake3::hash(c.payload()).to_hex());
+        let mut kept = c.clone();
+        engine.keep_state(&key, &mut kept);
+        if let Some((state, name)) = engine.resident_state(&key, c.tokens(), &prefix) {
+            tier = Some(name);
+            pooled.push(state);
+        }
+    }
+    let pooled: Vec<&ChunkState> = pooled.iter().collect();
+    let q = layout.question(engine, question);
+    let mut cases = Vec::new();
+    for n in [1, all.len()] {
+        for p in [ApeParams::IDENTITY, params] {
+            let once = |s: &mut Session<'_>, from: Option<&[&ChunkState]>, forced| {
+                match from {
+                    None => s.load_parallel_restored(&prefix, &all[..n])?,
+                    Some(chunks) => s.load_parallel(&prefix, &chunks[..n])?,
+                }
+                s.set_ape(Some(p))?;
+                continue_after(s, &q, steps, forced)
+            };
+            let (reference, tokens) = once(&mut s, None, None)?;
+            let mut sources = vec![("bytes".to_string(), &all)];
+            if let (Some(name), true) = (tier, pooled.len() == all.len()) {
+                sources.push((format!("tier:{name}"), &pooled));
+            }
+            for (from, chunks) in sources {
+                let (placed, _) = once(&mut s, Some(chunks), Some(&tokens))?;
+                cases.push(PlacementCase {
+                    chunks: n,
+                    params: p,
+                    from,
+                    max_abs_diff: max_diff(&reference, &placed),
+                });
+            }
+        }
+    }
+    Ok(PlacementReport {
+        steps,
+        max_abs_diff: cases.iter().map(|c| c.max_abs_diff).fold(0.0, f32::max),
+        cases,
     })
 }
 

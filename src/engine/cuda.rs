@@ -147,10 +147,6 @@ api!(Driver {
     htod: fn(CuDevicePtr, *const c_void, usize, CuStream) -> CuResult = "cuMemcpyHtoDAsync_v2";
     dtoh: fn(*mut c_void, CuDevicePtr, usize, CuStream) -> CuResult = "cuMemcpyDtoHAsync_v2";
     memset: fn(CuDevicePtr, u8, usize, CuStream) -> CuResult = "cuMemsetD8Async";
-    device_get: fn(*mut c_int, c_int) -> CuResult = "cuDeviceGet";
-    primary_retain: fn(*mut CuContext, c_int) -> CuResult = "cuDevicePrimaryCtxRetain";
-    host_alloc: fn(*mut *mut c_void, usize, c_uint) -> CuResult = "cuMemHostAlloc";
-    host_free: fn(*mut c_void) -> CuResult = "cuMemFreeHost";
 });
 
 api!(Nvrtc {
@@ -586,65 +582,6 @@ impl Gpu {
             }
         };
         self.scratch[i].run(job)
-    }
-}
-
-/// Page-locked host memory, for staging what llama.cpp copies to the GPU:
-/// DMA at full speed, where pageable memory goes through bounce buffers at
-/// a fraction of it and costs far more per copy.
-pub(crate) struct Pinned {
-    cuda: &'static Cuda,
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: plain memory owned by this value.
-unsafe impl Send for Pinned {}
-
-/// `CU_MEMHOSTALLOC_PORTABLE`: pinned for every context, not just one.
-const PORTABLE: c_uint = 1;
-
-impl Pinned {
-    /// `len` bytes of pinned memory (portable across contexts).
-    pub fn new(len: usize) -> Result<Self, String> {
-        let cuda = cuda()?;
-        let d = &cuda.driver;
-        let (mut dev, mut ctx, mut ptr) = (0, null_mut(), null_mut());
-        // SAFETY: plain driver calls writing one value each; the primary
-        // context is the one llama.cpp's CUDA backend uses.
-        unsafe {
-            cuda.check((d.device_get)(&mut dev, 0), "cuDeviceGet")?;
-            cuda.check(
-                (d.primary_retain)(&mut ctx, dev),
-                "cuDevicePrimaryCtxRetain",
-            )?;
-            let _cur = Current::push(cuda, ctx)?;
-            cuda.check(
-                (d.host_alloc)(&mut ptr, len.max(1), PORTABLE),
-                "cuMemHostAlloc",
-            )?;
-        }
-        Ok(Self {
-            cuda,
-            ptr: ptr.cast(),
-            len,
-        })
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: `len` bytes allocated in `new`, owned and unaliased here.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
-        unsafe { (self.cuda.driver.host_free)(self.ptr.cast()) };
     }
 }
 

@@ -1,12 +1,21 @@
 //! The llama.cpp eval callback: where APE meets the attention graph.
 //!
-//! llama.cpp's scheduler asks the callback about every graph node (`ask`),
-//! computes up to a node the callback wants, and hands it over (`!ask`) before
-//! anything reads it. We want the raw `kq-<layer>` logits, rewrite their chunk
-//! columns ([`super::ape::edit_chunk_block`]), and let the softmax run on the
-//! result. On the CPU backend the edit runs on a host copy of the tensor; on a
-//! CUDA build, where `kq` lives in GPU memory, a kernel edits it in place
-//! ([`super::cuda`]). Everything here runs inside `llama_decode`, on the decoding thread,
+//! APE itself runs inside llama.cpp's softmax (ape-chat's patch:
+//! `llama_ape_set_attention`), so a plain APE decode is one uninterrupted
+//! graph compute; the callback only checks, when each softmax is announced
+//! and before anything runs, that the softmax carries the edit for the
+//! chunk cells and that those cells are visible to every row.
+//!
+//! What the softmax cannot do happens here, on the raw `kq-<layer>` logits:
+//! focus (per-chunk log-sum-exps), attribution (per-chunk attention shares)
+//! and probes. llama.cpp's scheduler asks the callback about every graph node
+//! (`ask`), computes up to a node the callback wants, and hands it over
+//! (`!ask`) before anything reads it; that splits the graph at every layer.
+//! The edit then rewrites the chunk columns ([`super::ape::edit_chunk_block`])
+//! and the softmax runs on the result. On the CPU backend it runs on a host
+//! copy of the tensor; on a CUDA build, where `kq` lives in GPU memory, a
+//! kernel edits it in place ([`super::cuda`]). Everything here runs inside
+//! `llama_decode`, on the decoding thread,
 //! through a raw pointer: it must never panic (that would abort the process)
 //! and reports problems through [`Hook::fault`], which the session turns into
 //! an error after the decode returns.
@@ -63,12 +72,22 @@ impl ChunkLayout {
     }
 }
 
-/// APE as the callback applies it to the loaded chunks.
+/// APE as it applies to the loaded chunks.
 #[derive(Clone, Debug)]
 pub(crate) struct ActiveApe {
     pub params: ApeParams,
     /// `1/sqrt(head_dim)`; must equal the softmax's own scale.
     pub kq_scale: f32,
+    /// Where the edit runs: inside llama.cpp's softmax, on these KV cells
+    /// (the patch), or, `None`, in this callback on `kq` (focus needs it).
+    pub in_softmax: Option<Range<usize>>,
+}
+
+impl ActiveApe {
+    /// Whether this callback rewrites `kq` (rather than the softmax).
+    fn edits_kq(&self) -> bool {
+        self.in_softmax.is_none()
+    }
 }
 
 /// Which attention tensor a probe is shown.
@@ -117,6 +136,9 @@ pub(crate) struct Hook {
     pub probe: Option<Probe>,
     /// First problem seen during the current decode; the session fails it.
     pub fault: Option<String>,
+    /// Nodes handed to the callback so far: each one splits llama.cpp's
+    /// graph compute (0 while APE runs inside the softmax alone).
+    pub handed: u64,
     /// How the edit reached GPU-resident tensors (`None`: all on the host).
     pub device_path: Option<DevicePath>,
     gpu: cuda::Gpu,
@@ -201,10 +223,14 @@ impl Hook {
     /// would be wrong for this architecture.
     fn wants(&mut self, t: &sys::ggml_tensor) -> bool {
         match node_of(t) {
-            Some(Node::Kq(_)) => true,
+            Some(Node::Kq(_)) => {
+                self.probe.is_some()
+                    || self.attribution.is_some()
+                    || self.ape.as_ref().is_some_and(ActiveApe::edits_kq)
+            }
             Some(Node::Softmax(layer)) => {
                 if let Some(ape) = &self.ape {
-                    if let Err(e) = check_softmax(t, ape.kq_scale) {
+                    if let Err(e) = check_softmax(t, ape) {
                         self.fail(format!("layer {layer}: {e}"));
                     }
                 }
@@ -220,6 +246,7 @@ impl Hook {
     }
 
     fn visit(&mut self, t: &sys::ggml_tensor) {
+        self.handed += 1;
         let Some(node) = node_of(t) else { return };
         let (layer, is_kq) = match node {
             Node::Kq(l) => (l, true),
@@ -250,7 +277,10 @@ impl Hook {
             Ok(plan) => plan,
             Err(e) => return self.fail(format!("layer {layer}: {e}")),
         };
-        let focused = self.ape.as_ref().is_some_and(|p| p.params.focus > 0);
+        let focused = self
+            .ape
+            .as_ref()
+            .is_some_and(|p| p.edits_kq() && p.params.focus > 0);
         let on_device = plan.is_some() && !focused && self.device_kernel(t);
         if !on_device || self.probe.is_some() {
             if let Err(e) = self.load(t) {
@@ -299,15 +329,15 @@ impl Hook {
     }
 
     /// What the edit needs for a `kq` of `n_kv` cells: `None` when neither
-    /// APE nor attribution is on.
+    /// an edit here nor attribution is on.
     fn plan(&self, n_kv: usize) -> Result<Option<Plan>, String> {
         let Some(layout) = self.layout.as_ref() else {
             return Ok(None);
         };
         let a = match (self.ape.as_ref(), self.attribution.as_ref()) {
-            (Some(p), _) => p.kq_scale / p.params.temperature,
-            (None, Some(at)) => at.a,
-            (None, None) => return Ok(None),
+            (Some(p), _) if p.edits_kq() => p.kq_scale / p.params.temperature,
+            (_, Some(at)) => at.a,
+            _ => return Ok(None),
         };
         let cols = layout.cols.clone();
         if cols.end > n_kv {
@@ -359,7 +389,7 @@ impl Hook {
             col0: plan.cols.start,
             bounds: &layout.bounds,
             a: plan.a,
-            rewrite: ape.as_ref().map(|p| {
+            rewrite: ape.as_ref().filter(|p| p.edits_kq()).map(|p| {
                 let st = p.params.scale * p.params.temperature;
                 (1.0 / p.params.temperature, (st - 1.0) / p.kq_scale)
             }),
@@ -389,7 +419,8 @@ impl Hook {
         let Some(layout) = layout.as_ref() else {
             return false;
         };
-        let keep = ape.as_ref().map_or(0, |p| p.params.focus as usize);
+        let ape = ape.as_ref().filter(|p| p.edits_kq());
+        let keep = ape.map_or(0, |p| p.params.focus as usize);
         dropped.clear();
         for row in scratch.chunks_exact_mut(n_kv) {
             let block = &mut row[plan.cols.clone()];
@@ -413,7 +444,7 @@ impl Hook {
                 }
                 at.rows += 1;
             }
-            if let Some(p) = ape.as_ref() {
+            if let Some(p) = ape {
                 apply_ape(block, lse, p.kq_scale, p.params);
             }
         }
@@ -506,9 +537,32 @@ fn op_param_f32(t: &sys::ggml_tensor, i: usize) -> f32 {
     f32::from_bits(t.op_params[i] as u32)
 }
 
-/// APE rewrites `kq` assuming the softmax computes `softmax(kq·scale + mask)`
-/// with the model's `1/sqrt(head_dim)`, no ALiBi and no attention sinks.
-fn check_softmax(t: &sys::ggml_tensor, kq_scale: f32) -> Result<(), String> {
+/// APE assumes the softmax computes `softmax(kq·scale + mask)` with the
+/// model's `1/sqrt(head_dim)`, no ALiBi and no attention sinks; inside the
+/// softmax, it must carry exactly the edit asked for (the patch's op
+/// parameters 2–5: `T`, `S`, first and end cell), and nothing otherwise.
+fn check_softmax(t: &sys::ggml_tensor, ape: &ActiveApe) -> Result<(), String> {
+    let fused = (
+        op_param_f32(t, 2),
+        op_param_f32(t, 3),
+        t.op_params[4],
+        t.op_params[5],
+    );
+    let want = match &ape.in_softmax {
+        Some(cells) => (
+            ape.params.temperature,
+            ape.params.scale,
+            cells.start as i32,
+            cells.end as i32,
+        ),
+        None => (0.0, 0.0, 0, 0),
+    };
+    if fused != want {
+        return Err(format!(
+            "the softmax carries APE settings {fused:?} where {want:?} were set: the patched llama.cpp did not take them"
+        ));
+    }
+    let kq_scale = ape.kq_scale;
     let scale = op_param_f32(t, 0);
     if (scale - kq_scale).abs() > 1e-6 * kq_scale.abs() {
         return Err(format!(

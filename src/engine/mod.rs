@@ -3,22 +3,31 @@
 //! chunks into KV states, assemble them in parallel, decode with APE.
 //!
 //! - [`ape`]: the attention edit as pure, tested math;
-//! - `hook`: the eval callback that applies it inside llama.cpp's graph;
+//! - `hook`: the eval callback: checks, and the edits the softmax cannot do;
 //! - `cuda`: the same edit as a CUDA kernel, for `kq` in GPU memory;
 //! - [`session`]: one context and the state operations on it;
-//! - [`state`]: prefix/chunk states and their on-disk format;
+//! - [`state`]: prefix/chunk states and their on-disk format (`compact`:
+//!   quantized at rest);
 //! - [`prompt`]: the chat-template layout shared by every mode;
 //! - [`generate`]: prefill per mode, then streaming decoding;
-//! - [`check`]: the exactness and APE-math checks (`doctor`, tests).
+//! - `kv`: states written straight into the KV tensors (the llama.cpp patch);
+//! - `pool`, `tiers`: states kept in memory between questions;
+//! - [`check`]: the exactness, APE-math and placement checks (`doctor`, tests).
 
 pub mod ape;
 pub mod check;
+#[allow(unsafe_code)]
+mod compact;
 #[allow(unsafe_code)]
 mod cuda;
 pub mod generate;
 #[allow(unsafe_code)]
 mod hook;
+#[allow(unsafe_code)]
+mod kv;
 pub mod model_info;
+#[allow(unsafe_code)]
+mod pool;
 pub mod prompt;
 #[allow(unsafe_code)]
 mod raw_params;
@@ -26,9 +35,11 @@ mod seqstate;
 #[allow(unsafe_code)]
 pub mod session;
 pub mod state;
+#[allow(unsafe_code)]
+mod tiers;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -39,9 +50,11 @@ pub use cuda::compile_check as cuda_kernel_compile_check;
 pub use generate::{GenerateOptions, Generated, Mode, Sampling, StopReason};
 pub use hook::{DevicePath, Probe, ProbeEvent, ProbeKind};
 pub use model_info::{ModelId, ModelInfo};
+pub use pool::{Lease, TierStats};
 pub use prompt::PromptLayout;
-pub use session::{Interrupt, Session};
-pub use state::{ChunkState, KvType, PrefixState, StateError};
+pub use session::{EditPath, Interrupt, Session};
+pub use state::{ChunkState, KvType, PrefixState, StateError, StateFormat};
+pub use tiers::TierOptions;
 
 /// A token id of the loaded model's vocabulary.
 pub type TokenId = i32;
@@ -112,6 +125,8 @@ pub struct EngineOptions {
     /// (`bench ttft --under-load`). 1 bridges the splits and still sleeps
     /// between answers; llama.cpp's own default (50) spins far longer.
     pub poll: u32,
+    /// Memory tiers that keep chunk states between questions.
+    pub tiers: TierOptions,
 }
 
 impl Default for EngineOptions {
@@ -128,6 +143,7 @@ impl Default for EngineOptions {
             batch_tokens: 512,
             kv_type: KvType::F16,
             poll: 1,
+            tiers: TierOptions::default(),
         }
     }
 }
@@ -153,6 +169,9 @@ pub struct Engine {
     info: ModelInfo,
     path: PathBuf,
     options: EngineOptions,
+    /// Chunk states held in memory, made with the first context (they live
+    /// where its KV cache does).
+    tiers: Mutex<Option<tiers::Tiers>>,
 }
 
 impl Engine {
@@ -178,6 +197,7 @@ impl Engine {
             info,
             path: path.to_owned(),
             options,
+            tiers: Mutex::new(None),
         })
     }
 
@@ -242,6 +262,69 @@ impl Engine {
 
     pub(crate) fn model(&self) -> &LlamaModel {
         &self.model
+    }
+
+    /// Makes the memory tiers for the KV cache of `ctx`, once.
+    fn ensure_tiers(&self, ctx: &llama_cpp_2::context::LlamaContext<'_>) {
+        let Ok(mut tiers) = self.tiers.lock() else {
+            return;
+        };
+        if tiers.is_some() {
+            return;
+        }
+        let Some(kv) = raw_params::context_ptr(ctx).and_then(|raw| kv::KvCache::of(raw).ok())
+        else {
+            return;
+        };
+        *tiers = Some(tiers::Tiers::for_cache(
+            &kv,
+            &self.options.tiers,
+            self.options.threads as i32,
+        ));
+    }
+
+    /// The state stored under `key` (of `tokens`, made after `after`) if a
+    /// memory tier holds it, with that tier's name. It moves up to the
+    /// fastest tier; it is placed from there, and nothing is read from disk.
+    pub fn resident_state(
+        &self,
+        key: &str,
+        tokens: &[TokenId],
+        after: &PrefixState,
+    ) -> Option<(ChunkState, &'static str)> {
+        let (lease, tier) = self.tiers.lock().ok()?.as_mut()?.get(key)?;
+        (lease.cells() == tokens.len()).then(|| {
+            let mut state = ChunkState::tokens_only(tokens.to_vec());
+            state.prefix = after.id;
+            state.n_prefix = after.tokens.len() as u32;
+            state.model = after.model;
+            state.kv = after.kv;
+            state.resident = Some(lease);
+            (state, tier)
+        })
+    }
+
+    /// Keeps `state` (stored under `key`) in the memory tiers, so the next
+    /// question that needs it finds it there.
+    pub fn keep_state(&self, key: &str, state: &mut ChunkState) {
+        if state.resident.is_some() || !state.has_bytes() {
+            return;
+        }
+        let Ok(mut tiers) = self.tiers.lock() else {
+            return;
+        };
+        if let Some(t) = tiers.as_mut() {
+            state.resident = t.keep(key, state.payload());
+        }
+    }
+
+    /// Each memory tier's use so far.
+    pub fn tier_stats(&self) -> Vec<TierStats> {
+        self.tiers
+            .lock()
+            .ok()
+            .and_then(|t| t.as_ref().map(tiers::Tiers::stats))
+            .unwrap_or_default()
     }
 }
 

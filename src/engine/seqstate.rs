@@ -28,7 +28,7 @@
 const MAGIC: u32 = 0xaf14_3cd8;
 
 /// One parsed blob: the cell metadata and each layer's K and V sections.
-struct Blob<'a> {
+pub(crate) struct Blob<'a> {
     /// Magic and source sequence, verbatim.
     start: &'a [u8],
     cells: usize,
@@ -41,6 +41,91 @@ struct Blob<'a> {
     v: Vec<(&'a [u8], &'a [u8])>,
     /// Per layer, for transposed V: rows (elements per cell) and element size.
     v_rows: Vec<(usize, usize)>,
+}
+
+/// One layer's K or V data in a blob, as the cache stores it: `cells` rows
+/// of `row_bytes`, or, for transposed V, `rows` rows of `cells` elements of
+/// `elem_bytes` each.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Section<'a> {
+    /// ggml type.
+    pub ty: i32,
+    pub layout: SectionLayout,
+    pub data: &'a [u8],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SectionLayout {
+    /// One row of `row_bytes` per cell.
+    Rows { row_bytes: usize },
+    /// `rows` rows (one per embedding element) of one element per cell.
+    Transposed { rows: usize, elem_bytes: usize },
+}
+
+impl<'a> Blob<'a> {
+    /// Cells (tokens) the blob holds.
+    pub fn cells(&self) -> usize {
+        self.cells
+    }
+
+    /// Each cell's position, in cell order.
+    pub fn positions(&self) -> Vec<i32> {
+        // Every cell is (i32 pos, u32 n_seq = 1, i32 seq): checked by parse.
+        self.meta
+            .chunks_exact(12)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    /// Layers the blob holds.
+    pub fn layers(&self) -> usize {
+        self.k.len()
+    }
+
+    /// Whether V is stored transposed.
+    pub fn v_trans(&self) -> bool {
+        self.v_trans
+    }
+
+    /// Layer `l`'s K section.
+    pub fn k(&self, l: usize) -> Section<'a> {
+        let (h, data) = self.k[l];
+        Section {
+            ty: i32_at(h, 0),
+            layout: SectionLayout::Rows {
+                row_bytes: u64_at(h, 4) as usize,
+            },
+            data,
+        }
+    }
+
+    /// Layer `l`'s V section.
+    pub fn v(&self, l: usize) -> Section<'a> {
+        let (h, data) = self.v[l];
+        let layout = if self.v_trans {
+            let (rows, elem_bytes) = self.v_rows[l];
+            SectionLayout::Transposed { rows, elem_bytes }
+        } else {
+            SectionLayout::Rows {
+                row_bytes: u64_at(h, 4) as usize,
+            }
+        };
+        Section {
+            ty: i32_at(h, 0),
+            layout,
+            data,
+        }
+    }
+}
+
+fn i32_at(b: &[u8], o: usize) -> i32 {
+    i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+fn u64_at(b: &[u8], o: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[o..o + 8]);
+    u64::from_le_bytes(a)
 }
 
 struct Reader<'a> {
@@ -71,7 +156,8 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse(data: &[u8]) -> Result<Blob<'_>, String> {
+/// Parses one sequence-state blob, refusing any layout but the one above.
+pub(crate) fn parse(data: &[u8]) -> Result<Blob<'_>, String> {
     let mut r = Reader { data, at: 0 };
     if r.u32()? != MAGIC {
         return Err("not a llama.cpp sequence state".into());

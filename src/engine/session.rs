@@ -25,14 +25,28 @@ use llama_cpp_sys_2 as sys;
 
 use super::ape::ApeParams;
 use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, DevicePath, Hook, Probe};
+use super::kv::{CellsMeta, KvCache};
 use super::raw_params::with_eval_callback;
+use super::seqstate;
+use super::seqstate::Blob;
 use super::state::{ChunkState, PrefixId, PrefixState};
-use super::{cuda, seqstate};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
 /// Only for [`Session::load_alone_reference`].
 const SEQ_ASIDE: i32 = 1;
+
+/// Where APE's edit of the chunk logits runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditPath {
+    /// Inside llama.cpp's softmax (the patch): no graph split, on CPU and
+    /// CUDA alike. What answers use.
+    Softmax,
+    /// In the eval callback on `kq`, splitting the graph at every layer:
+    /// what focus needs, and the reference the softmax path is checked
+    /// against.
+    Callback,
+}
 
 /// A context bound to an [`Engine`]'s model. Not `Sync`: one thread decodes.
 pub struct Session<'e> {
@@ -49,8 +63,6 @@ pub struct Session<'e> {
     used_cells: usize,
     /// Batch index of the last token whose logits were requested.
     last_logits: Option<i32>,
-    /// Where assembled states wait for llama.cpp's restore.
-    staging: Staging,
     /// CPU worker threads kept for the context's life (`None` if the raw
     /// context could not be reached: llama.cpp's per-compute threads).
     threadpool: Option<Threadpool>,
@@ -125,52 +137,6 @@ impl Drop for Threadpool {
     }
 }
 
-/// The buffer assembled states are restored from: page-locked memory when
-/// the KV cache lives on a GPU (llama.cpp then copies at full DMA speed),
-/// an ordinary one otherwise or if pinning fails. Kept across questions.
-#[derive(Default)]
-struct Staging {
-    want_pinned: bool,
-    pinned: Option<cuda::Pinned>,
-    host: Vec<u8>,
-}
-
-impl Staging {
-    fn for_engine(engine: &Engine) -> Self {
-        Self {
-            want_pinned: engine.options.gpu_layers > 0 && gpu_backend(),
-            ..Self::default()
-        }
-    }
-
-    /// A buffer of exactly `len` bytes.
-    fn buffer(&mut self, len: usize) -> &mut [u8] {
-        if self.want_pinned && self.pinned.as_ref().is_none_or(|b| b.len() < len) {
-            self.pinned = None; // free the old one before taking more
-            self.pinned = cuda::Pinned::new(len).ok();
-            self.want_pinned = self.pinned.is_some();
-        }
-        match &mut self.pinned {
-            Some(b) => &mut b.as_mut_slice()[..len],
-            None => {
-                self.host.resize(len, 0);
-                &mut self.host
-            }
-        }
-    }
-}
-
-/// Whether llama.cpp has a GPU backend (a CUDA build found a device).
-fn gpu_backend() -> bool {
-    // SAFETY: read-only queries of ggml's device registry.
-    unsafe {
-        (0..sys::ggml_backend_dev_count()).any(|i| {
-            sys::ggml_backend_dev_type(sys::ggml_backend_dev_get(i))
-                == sys::GGML_BACKEND_DEVICE_TYPE_GPU
-        })
-    }
-}
-
 impl<'e> Session<'e> {
     pub(super) fn new(engine: &'e Engine, cells: u32) -> Result<Self, EngineError> {
         let o = &engine.options;
@@ -198,6 +164,7 @@ impl<'e> Session<'e> {
         };
         let n_ctx = ctx.n_ctx() as usize;
         let threadpool = Threadpool::attach(&ctx, threads, o.poll);
+        engine.ensure_tiers(&ctx);
         Ok(Self {
             engine,
             ctx: ManuallyDrop::new(ctx),
@@ -208,7 +175,6 @@ impl<'e> Session<'e> {
             next_pos: 0,
             used_cells: 0,
             last_logits: None,
-            staging: Staging::for_engine(engine),
             threadpool,
             interrupt: None,
         })
@@ -272,8 +238,32 @@ impl<'e> Session<'e> {
         self.used_cells = 0;
         self.hook().layout = None;
         self.last_logits = None;
-        self.hook().ape = None;
         self.hook().attribution = None;
+        self.ape_off();
+    }
+
+    /// Turns APE off, in the callback and in llama.cpp's softmax.
+    fn ape_off(&mut self) {
+        self.hook().ape = None;
+        self.set_softmax_ape(ApeParams::IDENTITY, 0..0);
+    }
+
+    /// Tells the patched llama.cpp which KV cells its softmax edits, with
+    /// what (`cells` empty: none). Takes effect in the next graph.
+    fn set_softmax_ape(&mut self, p: ApeParams, cells: Range<usize>) {
+        if let Some(raw) = super::raw_params::context_ptr(&self.ctx) {
+            // SAFETY: `raw` is the live context behind `self.ctx`; this only
+            // stores four numbers for the next graph build.
+            unsafe {
+                sys::llama_ape_set_attention(
+                    raw.as_ptr(),
+                    p.temperature,
+                    p.scale,
+                    cells.start as i32,
+                    cells.end as i32,
+                )
+            };
+        }
     }
 
     /// Observes attention tensors during decoding (checks only; costs speed).
@@ -331,10 +321,11 @@ impl<'e> Session<'e> {
             n_prefix: p,
             model: prefix.model,
             kv: prefix.kv,
+            resident: None,
         })
     }
 
-    /// Clears the cache and restores the prefix into the main sequence.
+    /// Clears the cache and places the prefix in the main sequence.
     pub fn load_prefix(&mut self, prefix: &PrefixState) -> Result<(), EngineError> {
         self.check_prefix(prefix)?;
         if prefix.alone {
@@ -343,7 +334,7 @@ impl<'e> Session<'e> {
             ));
         }
         self.clear();
-        self.restore(&prefix.bytes, SEQ_MAIN, "shared prefix")?;
+        self.place(&[prefix.bytes.as_slice()], "shared prefix")?;
         self.next_pos = prefix.tokens.len() as i32;
         self.used_cells = prefix.tokens.len();
         Ok(())
@@ -361,11 +352,61 @@ impl<'e> Session<'e> {
     /// Places cached chunk states side by side after the prefix: every chunk
     /// keeps its positions `P..P+Lᵢ`, and the next token goes to `P + max Lᵢ`.
     /// Chunks may have been encoded after the prefix or alone (PCW); either
-    /// way they sit at the positions after it. Prefix and chunks are restored
-    /// as one state ([`super::seqstate`]), which on a GPU costs one restore
-    /// instead of one per chunk.
+    /// way they sit at the positions after it. Prefix and chunks are written
+    /// straight into the KV tensors ([`super::kv`]): cells `[0, P)` for the
+    /// prefix, then each chunk's in load order.
     pub fn load_parallel(
         &mut self,
+        prefix: &PrefixState,
+        chunks: &[&ChunkState],
+    ) -> Result<(), EngineError> {
+        self.check_parallel(prefix, chunks)?;
+        self.clear();
+        self.place_parallel(prefix, chunks)?;
+        self.after_parallel(prefix, chunks);
+        Ok(())
+    }
+
+    /// [`Self::load_parallel`] through llama.cpp's own state restore of one
+    /// concatenated blob ([`super::seqstate`]): the reference direct
+    /// placement is checked against (`check::placement`).
+    pub(crate) fn load_parallel_restored(
+        &mut self,
+        prefix: &PrefixState,
+        chunks: &[&ChunkState],
+    ) -> Result<(), EngineError> {
+        let parts = self.parallel_parts(prefix, chunks)?;
+        let plan = seqstate::plan(&parts)
+            .map_err(|e| EngineError::StateMismatch(format!("cannot assemble the states: {e}")))?;
+        let mut blob = vec![0u8; plan.len()];
+        plan.write(&mut blob);
+        self.clear();
+        self.restore(&blob, SEQ_MAIN, "assembled prefix and chunk")?;
+        self.after_parallel(prefix, chunks);
+        Ok(())
+    }
+
+    /// The prefix's and the chunks' state bytes, checked to belong together
+    /// and to fit the context.
+    fn parallel_parts<'s>(
+        &self,
+        prefix: &'s PrefixState,
+        chunks: &[&'s ChunkState],
+    ) -> Result<Vec<&'s [u8]>, EngineError> {
+        self.check_parallel(prefix, chunks)?;
+        if chunks.iter().any(|c| !c.has_bytes()) {
+            return Err(EngineError::StateMismatch(
+                "a restore needs every chunk's bytes in host memory".into(),
+            ));
+        }
+        Ok(std::iter::once(prefix.bytes.as_slice())
+            .chain(chunks.iter().map(|c| c.payload()))
+            .collect())
+    }
+
+    /// Prefix and chunks belong together and fit the context.
+    fn check_parallel(
+        &self,
         prefix: &PrefixState,
         chunks: &[&ChunkState],
     ) -> Result<(), EngineError> {
@@ -384,23 +425,125 @@ impl<'e> Session<'e> {
                 )));
             }
         }
-        let parts: Vec<&[u8]> = std::iter::once(prefix.bytes.as_slice())
-            .chain(chunks.iter().map(|c| c.payload()))
-            .collect();
-        let plan = seqstate::plan(&parts)
-            .map_err(|e| EngineError::StateMismatch(format!("cannot assemble the states: {e}")))?;
-        let mut staging = std::mem::take(&mut self.staging);
-        let blob = staging.buffer(plan.len());
-        plan.write(blob);
-        self.clear();
-        let restored = self.restore(blob, SEQ_MAIN, "assembled prefix and chunk");
-        self.staging = staging;
-        restored?;
+        Ok(())
+    }
+
+    /// Writes the prefix into cells `[0, P)` and each chunk into the cells
+    /// after, in load order: from a memory tier when one holds the chunk
+    /// (on a GPU, a copy inside device memory), else from its bytes. Every
+    /// part is checked before any is written; a failure leaves the cache
+    /// clear.
+    fn place_parallel(
+        &mut self,
+        prefix: &PrefixState,
+        chunks: &[&ChunkState],
+    ) -> Result<(), EngineError> {
+        let bad = |e: String| EngineError::StateMismatch(format!("chunk states: {e}"));
+        let kv = self.kv().map_err(bad)?;
+        let mut host: Vec<(usize, Blob<'_>)> = Vec::new();
+        let mut pooled = Vec::new();
+        let mut cell = 0;
+        let mut parts = vec![(prefix.bytes.as_slice(), None, prefix.tokens.len())];
+        parts.extend(
+            chunks
+                .iter()
+                .map(|c| (c.payload(), c.resident.as_ref(), c.tokens.len())),
+        );
+        for (bytes, lease, tokens) in parts {
+            match lease {
+                Some(l) => {
+                    if l.cells() != tokens {
+                        return Err(bad(format!(
+                            "a pooled state of {} cells for {tokens} tokens",
+                            l.cells()
+                        )));
+                    }
+                    pooled.push((l, cell));
+                }
+                None => {
+                    let blob = seqstate::parse(bytes).map_err(bad)?;
+                    if blob.cells() != tokens {
+                        return Err(bad(format!(
+                            "a state of {} cells for {tokens} tokens",
+                            blob.cells()
+                        )));
+                    }
+                    kv.check(&CellsMeta::of(&blob), cell).map_err(bad)?;
+                    host.push((cell, blob));
+                }
+            }
+            cell += tokens;
+        }
+        let placed = host
+            .iter()
+            .try_for_each(|(cell, blob)| kv.place(SEQ_MAIN, *cell, blob))
+            .and_then(|()| {
+                if pooled.is_empty() {
+                    return Ok(());
+                }
+                let mut tiers = self.engine.tiers.lock().map_err(|_| "tier lock poisoned")?;
+                let tiers = tiers.as_mut().ok_or("no memory tiers")?;
+                tiers.place(&kv, SEQ_MAIN, &pooled)
+            });
+        if let Err(e) = placed {
+            self.clear();
+            return Err(bad(e));
+        }
+        Ok(())
+    }
+
+    /// The context's KV cache, reached through the patch.
+    fn kv(&self) -> Result<KvCache, String> {
+        let raw = super::raw_params::context_ptr(&self.ctx)
+            .ok_or("llama.cpp's context cannot be reached")?;
+        KvCache::of(raw)
+    }
+
+    fn after_parallel(&mut self, prefix: &PrefixState, chunks: &[&ChunkState]) {
+        let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
         let p = prefix.tokens.len();
         let longest = chunks.iter().map(|c| c.tokens.len()).max().unwrap_or(0);
         self.next_pos = (p + longest) as i32;
         self.used_cells = p + total;
         self.hook().layout = Some(ChunkLayout::new(p, chunks, true));
+    }
+
+    /// Writes the state blobs `parts` into consecutive cells of the main
+    /// sequence from cell 0 (the cache must be clear), each at the
+    /// positions it records. Every part is checked before any is written; a
+    /// failure leaves the cache clear.
+    fn place(&mut self, parts: &[&[u8]], what: &str) -> Result<(), EngineError> {
+        let bad = |e: String| EngineError::StateMismatch(format!("{what} state: {e}"));
+        let Ok(kv) = self.kv() else {
+            // Not one plain unified cache (sliding-window models keep two):
+            // only sequential prefill runs there, which places the prefix
+            // alone; llama.cpp's restore knows that cache's layout.
+            if let [one] = parts {
+                return self.restore(one, SEQ_MAIN, what);
+            }
+            let plan = seqstate::plan(parts).map_err(bad)?;
+            let mut blob = vec![0u8; plan.len()];
+            plan.write(&mut blob);
+            return self.restore(&blob, SEQ_MAIN, what);
+        };
+        let blobs = parts
+            .iter()
+            .map(|p| seqstate::parse(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        let mut cell = 0;
+        for b in &blobs {
+            kv.check(&CellsMeta::of(b), cell).map_err(bad)?;
+            cell += b.cells();
+        }
+        let mut cell = 0;
+        for b in &blobs {
+            if let Err(e) = kv.place(SEQ_MAIN, cell, b) {
+                self.clear();
+                return Err(bad(e));
+            }
+            cell += b.cells();
+        }
         Ok(())
     }
 
@@ -454,31 +597,83 @@ impl<'e> Session<'e> {
     pub fn set_ape(&mut self, params: Option<ApeParams>) -> Result<(), EngineError> {
         match params.filter(|p| !p.is_identity()) {
             None => {
-                self.hook().ape = None;
+                self.ape_off();
                 Ok(())
             }
-            Some(p) => {
+            Some(mut p) => {
                 p.validate().map_err(EngineError::ApeUnsupported)?;
-                self.force_ape(p)
+                // Focus that keeps every chunk is no focus.
+                let chunks = self
+                    .hook_ref()
+                    .layout
+                    .as_ref()
+                    .map_or(0, |l| l.bounds.len() - 1);
+                if p.focus as usize >= chunks {
+                    p.focus = 0;
+                }
+                if p.is_identity() {
+                    self.ape_off();
+                    return Ok(());
+                }
+                let path = if p.focus > 0 {
+                    EditPath::Callback
+                } else {
+                    EditPath::Softmax
+                };
+                self.force_ape(p, path)
             }
         }
     }
 
     /// Applies the APE edit even at `T = S = 1` (where [`Self::set_ape`]
-    /// skips it as a no-op), so checks can prove the edit path exact.
-    pub(crate) fn force_ape(&mut self, params: ApeParams) -> Result<(), EngineError> {
+    /// skips it as a no-op), on the `path` given, so checks can prove each
+    /// path exact. Focus needs the callback.
+    pub(crate) fn force_ape(
+        &mut self,
+        params: ApeParams,
+        path: EditPath,
+    ) -> Result<(), EngineError> {
         self.engine
             .info
             .ape_support()
             .map_err(EngineError::ApeUnsupported)?;
-        if self.chunk_columns().is_none() {
+        let Some(cells) = self.chunk_columns() else {
             return Err(EngineError::ApeUnsupported(
                 "APE needs chunks loaded in parallel".into(),
             ));
+        };
+        if cells.is_empty() {
+            // No chunk in parallel (every one re-read): nothing to edit.
+            self.ape_off();
+            return Ok(());
         }
         let kq_scale = self.engine.info.kq_scale();
-        self.hook().ape = Some(ActiveApe { params, kq_scale });
+        let in_softmax = match path {
+            EditPath::Softmax if params.focus == 0 => Some(cells.clone()),
+            EditPath::Softmax => {
+                return Err(EngineError::ApeUnsupported(
+                    "focus needs the callback edit".into(),
+                ))
+            }
+            EditPath::Callback => None,
+        };
+        match &in_softmax {
+            Some(cells) => self.set_softmax_ape(params, cells.clone()),
+            None => self.set_softmax_ape(ApeParams::IDENTITY, 0..0),
+        }
+        self.hook().ape = Some(ActiveApe {
+            params,
+            kq_scale,
+            in_softmax,
+        });
         Ok(())
+    }
+
+    /// Graph nodes the eval callback has been handed so far; each one is a
+    /// split of llama.cpp's graph compute. APE alone, inside the softmax,
+    /// hands none.
+    pub fn callback_nodes(&self) -> u64 {
+        self.hook_ref().handed
     }
 
     /// How APE's edit reached GPU-resident attention so far (`None` while

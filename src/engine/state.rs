@@ -5,6 +5,11 @@
 //! format is versioned and checksummed: a truncated, corrupted, foreign or
 //! stale file is rejected with a typed error (callers re-encode), never fed
 //! to llama.cpp.
+//!
+//! Two payloads exist: version 1 holds llama.cpp's state bytes as they are
+//! (f16), version 2 the same compacted ([`super::compact`]: K as q8_0, V as
+//! q6_K, 0.47× the bytes). Both are read; new states are written compact
+//! unless a store is told otherwise ([`StateFormat`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -147,6 +152,9 @@ pub struct ChunkState {
     pub(crate) n_prefix: u32,
     pub(crate) model: ModelId,
     pub(crate) kv: KvType,
+    /// Held in one of the engine's memory tiers ([`super::pool`]): placed
+    /// from there, and `bytes` may then be empty.
+    pub(crate) resident: Option<super::pool::Lease>,
 }
 
 /// Why a stored state cannot be used. Every variant names the file; callers
@@ -160,7 +168,7 @@ pub enum StateError {
     },
     #[error("{path}: not an ape-chat KV state file")]
     Foreign { path: PathBuf },
-    #[error("{path}: KV state format version {found}, this build reads {expected}")]
+    #[error("{path}: KV state format version {found}, this build reads versions up to {expected}")]
     Version {
         path: PathBuf,
         found: u32,
@@ -178,12 +186,30 @@ pub enum StateError {
     OtherModel { path: PathBuf },
     #[error("{path}: KV state was made after a different shared prefix")]
     OtherPrefix { path: PathBuf },
+    #[error("{path}: compact KV state cannot be decoded: {error}")]
+    Codec { path: PathBuf, error: String },
 }
 
 const MAGIC: &[u8; 8] = b"APECHUNK";
-/// Bump on any change to the layout below or to what llama.cpp's state bytes mean.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bump on any change to what a state key identifies (the cache key hashes
+/// it): what llama.cpp's state bytes mean for the same tokens.
+pub const KEY_VERSION: u32 = 1;
+/// File versions: llama.cpp's bytes verbatim, or compacted.
+const FILE_F16: u32 = 1;
+const FILE_COMPACT: u32 = 2;
 const HEADER_LEN: usize = 104;
+
+/// How a store writes chunk states.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateFormat {
+    /// llama.cpp's bytes as they are: f16 keys and values.
+    F16,
+    /// Keys as q8_0 and values as q6_K (0.47× the bytes); a state read back
+    /// is what was used when it was encoded ([`ChunkState::pack`]).
+    #[default]
+    Compact,
+}
 
 impl ChunkState {
     /// The chunk's tokens (what sequential prefill decodes).
@@ -207,6 +233,7 @@ impl ChunkState {
             n_prefix: 0,
             model: ModelId([0; 32]),
             kv: KvType::F16,
+            resident: None,
         }
     }
 
@@ -222,25 +249,64 @@ impl ChunkState {
     /// Serialises the state with its identities and checksums: the header
     /// and tokens, then the payload (borrowed, written after them).
     pub fn to_file_bytes(&self) -> (Vec<u8>, &[u8]) {
+        (self.file_header(FILE_F16, self.payload()), self.payload())
+    }
+
+    /// This state in the compact format: the state its file decodes to
+    /// (what answers must use, so that a state encoded now and one read
+    /// back are the same), and the compact payload to write.
+    pub fn pack(&self) -> Result<(ChunkState, Vec<u8>), StateError> {
+        let bad = |e: String| StateError::Codec {
+            path: PathBuf::new(),
+            error: e,
+        };
+        let payload = super::compact::encode(self.payload()).map_err(bad)?;
+        let decoded = super::compact::decode(&payload).map_err(bad)?;
+        let state = ChunkState {
+            tokens: self.tokens.clone(),
+            bytes: decoded,
+            at: 0,
+            prefix: self.prefix,
+            n_prefix: self.n_prefix,
+            model: self.model,
+            kv: self.kv,
+            resident: None,
+        };
+        Ok((state, payload))
+    }
+
+    /// Writes the state to `path` atomically in the compact format, with
+    /// `payload` from [`Self::pack`].
+    pub fn save_packed(&self, path: &Path, payload: &[u8]) -> Result<(), StateError> {
+        let head = self.file_header(FILE_COMPACT, payload);
+        write_atomic(path, &[&head, payload]).map_err(|error| StateError::Io {
+            path: path.to_owned(),
+            error,
+        })
+    }
+
+    /// The header and tokens of a file of `version` whose payload is
+    /// `payload`.
+    fn file_header(&self, version: u32, payload: &[u8]) -> Vec<u8> {
         let tokens: Vec<u8> = self.tokens.iter().flat_map(|t| t.to_le_bytes()).collect();
         let mut crc = crc32fast::Hasher::new();
         crc.update(&tokens);
-        crc.update(self.payload());
+        crc.update(payload);
         let mut h = Vec::with_capacity(HEADER_LEN);
         h.extend_from_slice(MAGIC);
-        h.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        h.extend_from_slice(&version.to_le_bytes());
         h.extend_from_slice(&self.kv.code().to_le_bytes());
         h.extend_from_slice(&self.prefix.0);
         h.extend_from_slice(&self.model.0);
         h.extend_from_slice(&self.n_prefix.to_le_bytes());
         h.extend_from_slice(&(self.tokens.len() as u32).to_le_bytes());
-        h.extend_from_slice(&(self.payload().len() as u64).to_le_bytes());
+        h.extend_from_slice(&(payload.len() as u64).to_le_bytes());
         h.extend_from_slice(&crc.finalize().to_le_bytes());
         let header_crc = crc32fast::hash(&h);
         h.extend_from_slice(&header_crc.to_le_bytes());
         debug_assert_eq!(h.len(), HEADER_LEN);
         h.extend_from_slice(&tokens);
-        (h, self.payload())
+        h
     }
 
     /// Writes the state to `path` atomically.
@@ -284,11 +350,11 @@ impl ChunkState {
         let u32_at =
             |o: usize| u32::from_le_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
         let version = u32_at(8);
-        if version != FORMAT_VERSION {
+        if version != FILE_F16 && version != FILE_COMPACT {
             return Err(StateError::Version {
                 path: p(),
                 found: version,
-                expected: FORMAT_VERSION,
+                expected: FILE_COMPACT,
             });
         }
         if crc32fast::hash(&data[..HEADER_LEN - 4]) != u32_at(HEADER_LEN - 4) {
@@ -321,15 +387,44 @@ impl ChunkState {
             .chunks_exact(4)
             .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
+        let at = HEADER_LEN + 4 * n_tokens;
+        let (bytes, at) = if version == FILE_COMPACT {
+            let decoded = super::compact::decode(&data[at..])
+                .map_err(|error| StateError::Codec { path: p(), error })?;
+            (decoded, 0)
+        } else {
+            (data, at)
+        };
         Ok(Self {
             tokens,
-            at: HEADER_LEN + 4 * n_tokens,
-            bytes: data,
+            at,
+            bytes,
             prefix: prefix.id,
             n_prefix,
             model: prefix.model,
             kv: prefix.kv,
+            resident: None,
         })
+    }
+
+    /// Whether the state file at `path` is in the compact format (reads its
+    /// first 12 bytes).
+    pub fn file_is_compact(path: &Path) -> bool {
+        use std::io::Read;
+        let mut head = [0u8; 12];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok_and(|()| &head[..8] == MAGIC && head[8..12] == FILE_COMPACT.to_le_bytes())
+    }
+
+    /// Whether the state's bytes are in host memory (not only in a tier).
+    pub fn has_bytes(&self) -> bool {
+        self.bytes.len() > self.at
+    }
+
+    /// The memory tier holding the state, if one does.
+    pub fn resident(&self) -> Option<&super::pool::Lease> {
+        self.resident.as_ref()
     }
 }
 
@@ -354,6 +449,7 @@ impl StateError {
             StateError::Corrupt { .. } => StateError::Corrupt { path },
             StateError::OtherModel { .. } => StateError::OtherModel { path },
             StateError::OtherPrefix { .. } => StateError::OtherPrefix { path },
+            StateError::Codec { error, .. } => StateError::Codec { path, error },
         }
     }
 }
@@ -383,6 +479,7 @@ mod tests {
             n_prefix: p.tokens.len() as u32,
             model: p.model,
             kv: p.kv,
+            resident: None,
         }
     }
 

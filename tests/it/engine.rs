@@ -13,6 +13,46 @@ fn one_chunk_parallel_reproduces_sequential_exactly() {
     assert_eq!(r.steps, 24);
     assert!(r.parallel_vs_sequential <= 1e-4, "{r:?}");
     assert_eq!(r.ape_identity_vs_parallel, 0.0, "{r:?}");
+    assert_eq!(r.ape_identity_callback_vs_parallel, 0.0, "{r:?}");
+}
+
+/// States written straight into the KV tensors (the patched llama.cpp's
+/// cells and tensors), from their bytes and from the memory tier, give the
+/// logits llama.cpp's own state restore gives, bit for bit: one chunk and
+/// three, plain parallel and APE at T, S < 1. The tier is run twice: copied
+/// from host memory, and by the device path (a ggml graph of copies, what
+/// GPU memory uses), computed here on the CPU.
+#[test]
+fn direct_placement_is_bit_identical_to_llama_cpp_restore() {
+    use ape_chat::engine::{Engine, EngineOptions, TierOptions};
+    let graph = Engine::load(
+        &crate::common::tiny_model_path(),
+        EngineOptions {
+            threads: 2,
+            tiers: TierOptions {
+                graph_copies: true,
+                ..TierOptions::default()
+            },
+            ..EngineOptions::default()
+        },
+    )
+    .expect("load");
+    for e in [engine(), &graph] {
+        let r = check::placement(
+            e,
+            &layout(),
+            &SAMPLE_CHUNKS,
+            SAMPLE_QUESTION,
+            ApeParams::new(0.6, 0.7),
+            8,
+        )
+        .expect("placement check runs");
+        eprintln!("{r:?}");
+        assert_eq!(r.cases.len(), 8, "bytes and tier, 2 × 2 cases: {r:?}");
+        assert!(r.cases.iter().any(|c| c.chunks == 3), "{r:?}");
+        assert!(r.cases.iter().any(|c| c.from == "tier:ram"), "{r:?}");
+        assert_eq!(r.max_abs_diff, 0.0, "{r:?}");
+    }
 }
 
 /// llama.cpp computes with worker threads kept for the session's life (a
@@ -132,23 +172,57 @@ fn refinements_at_their_neutral_settings_reproduce_their_baselines() {
     );
 }
 
+/// APE decodes in one uninterrupted graph compute: the edit runs inside
+/// llama.cpp's softmax, and the callback is handed no node (each would split
+/// the graph, which is what slowed APE's decode). Attribution still needs
+/// the callback.
+#[test]
+fn ape_decodes_without_splitting_the_graph() {
+    use ape_chat::engine::generate::prefill;
+    use ape_chat::engine::Mode;
+    let (e, l) = (engine(), layout());
+    let mut s = e.session().expect("session");
+    let (prefix, chunks) = crate::common::sample_states(&mut s);
+    let all: Vec<_> = chunks.iter().collect();
+    let q = l.question(e, SAMPLE_QUESTION);
+    let ctx = crate::common::context(&prefix, &all, &q);
+    prefill(&mut s, Mode::Ape(ApeParams::new(0.8, 0.9)), &ctx).expect("prefill");
+    let t = s.greedy().expect("greedy");
+    s.eval(&[t]).expect("decode");
+    assert_eq!(s.callback_nodes(), 0, "no split for APE alone");
+    s.start_attribution();
+    let t = s.greedy().expect("greedy");
+    s.eval(&[t]).expect("decode");
+    assert!(
+        s.callback_nodes() > 0,
+        "attribution reads kq in the callback"
+    );
+}
+
+/// APE inside llama.cpp's softmax (the patch, what answers use) and in the
+/// eval callback (what focus uses) both give the attention weights an
+/// independent f64 computation gives, in every layer.
 #[test]
 fn ape_attention_matches_the_f64_reference_in_every_layer() {
+    use ape_chat::engine::EditPath;
     let params = ApeParams::new(0.7, 0.8);
-    let r = check::ape_math(
-        engine(),
-        &layout(),
-        &SAMPLE_CHUNKS,
-        SAMPLE_QUESTION,
-        params,
-        4,
-    )
-    .expect("APE check runs");
-    eprintln!("{r:?}");
-    assert_eq!(r.layers, engine().info().n_layer as usize, "{r:?}");
-    assert_eq!(r.layout_errors, 0, "{r:?}");
-    assert!(r.rows > 0);
-    assert!(r.max_abs_error <= 1e-5, "{r:?}");
+    for path in [EditPath::Softmax, EditPath::Callback] {
+        let r = check::ape_math(
+            engine(),
+            &layout(),
+            &SAMPLE_CHUNKS,
+            SAMPLE_QUESTION,
+            params,
+            4,
+            path,
+        )
+        .expect("APE check runs");
+        eprintln!("{r:?}");
+        assert_eq!(r.layers, engine().info().n_layer as usize, "{r:?}");
+        assert_eq!(r.layout_errors, 0, "{r:?}");
+        assert!(r.rows > 0);
+        assert!(r.max_abs_error <= 1e-5, "{r:?}");
+    }
 }
 
 mod state_files {

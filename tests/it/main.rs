@@ -6,5 +6,6 @@ mod common;
 mod engine;
 mod eval;
 mod index;
+mod tiers;
 mod tui;
 mod watch;

@@ -18,7 +18,7 @@ pub enum BenchCommand {
     /// files read cold and warm, mode order rotated, medians of repeats).
     Ttft(ttft::TtftArgs),
     /// Every speed figure side by side: TTFT and decode per mode for 5–40
-    /// chunks, chunk encoding, state loading, state size (f16 vs q8_0 K),
+    /// chunks, chunk encoding, state loading, state size (in memory vs at rest),
     /// indexing; writes JSON and an SVG chart.
     Suite(suite::SuiteArgs),
     /// Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense,

@@ -117,8 +117,10 @@ fn print_report(r: &SuiteReport) {
         st.load_and_restore_mb_per_s
     );
     println!(
-        "  state size: {:.0} bytes/token with an f16 K cache, {:.0} with q8_0",
-        st.bytes_per_token_f16, st.bytes_per_token_q8_0
+        "  state size: {:.0} bytes/token in memory (f16), {:.0} at rest (compact: {:.2}×)",
+        st.bytes_per_token_f16,
+        st.bytes_per_token_at_rest,
+        st.bytes_per_token_at_rest / st.bytes_per_token_f16.max(1.0)
     );
     match (&r.index, &r.index_skipped) {
         (Some(i), _) => println!(

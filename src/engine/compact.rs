@@ -1,0 +1,476 @@
+//! Chunk states at rest in fewer bytes: llama.cpp's state of a chunk with
+//! its f16 K sections quantized to q8_0 (8.5 bits per value) and its f16 V
+//! sections to q6_K (6.56 bits), everything else (cell positions, section
+//! headers, K or V already quantized by the cache type) kept verbatim.
+//! 0.47× the f16 bytes per token on the default model.
+//!
+//! Keys get q8_0 because an error in a key is exponentiated by the softmax;
+//! values are averaged by it, and q6_K's 16-value sub-blocks with their own
+//! scales keep their outlier channels. Both are ggml's own quantizers, so a
+//! state decodes to the same f16 values wherever ape-chat runs.
+//!
+//! Values are quantized in cell-major order (one token's values in a row),
+//! also for V stored transposed, so a block never mixes two tokens' heads
+//! when the row length is a multiple of the block.
+//!
+//! Layout: `b"APEQ"`, u32 version, u64 length of the decoded state, u32
+//! segment count, then segments in order, each: u8 codec, u8 transposed,
+//! u16 0, u32 values per row, u32 rows, u64 decoded length, u64 encoded
+//! length, the encoded bytes. Decoding writes the segments one after another.
+
+use llama_cpp_sys_2 as sys;
+
+use super::seqstate::{self, SectionLayout};
+
+const MAGIC: &[u8; 4] = b"APEQ";
+const VERSION: u32 = 1;
+const SEGMENT_HEADER: usize = 32;
+
+/// How a segment's bytes are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Codec {
+    Verbatim = 0,
+    /// f16 values as q8_0 blocks.
+    Q8 = 1,
+    /// f16 values as q6_K blocks.
+    Q6k = 2,
+}
+
+impl Codec {
+    fn from_u8(b: u8) -> Option<Self> {
+        [Codec::Verbatim, Codec::Q8, Codec::Q6k]
+            .into_iter()
+            .find(|c| *c as u8 == b)
+    }
+
+    fn ggml(self) -> Option<sys::ggml_type> {
+        match self {
+            Codec::Verbatim => None,
+            Codec::Q8 => Some(sys::GGML_TYPE_Q8_0),
+            Codec::Q6k => Some(sys::GGML_TYPE_Q6_K),
+        }
+    }
+}
+
+/// One data section to code: its byte range in the state, and its shape as
+/// `rows` rows of `per_row` f16 values (`transposed`: stored dimension-major,
+/// coded cell-major).
+struct Coded {
+    range: std::ops::Range<usize>,
+    codec: Codec,
+    per_row: usize,
+    rows: usize,
+    transposed: bool,
+}
+
+/// Encodes llama.cpp's state bytes of one chunk.
+pub fn encode(state: &[u8]) -> Result<Vec<u8>, String> {
+    let blob = seqstate::parse(state)?;
+    let n = blob.cells();
+    let base = state.as_ptr() as usize;
+    let mut coded = Vec::new();
+    for l in 0..blob.layers() {
+        for (s, codec) in [(blob.k(l), Codec::Q8), (blob.v(l), Codec::Q6k)] {
+            let start = s.data.as_ptr() as usize - base;
+            let range = start..start + s.data.len();
+            if s.ty != sys::GGML_TYPE_F16 as i32 || n == 0 {
+                continue; // quantized by the cache already: verbatim
+            }
+            let (per_row, rows, transposed) = match s.layout {
+                SectionLayout::Rows { row_bytes } => (row_bytes / 2, n, false),
+                SectionLayout::Transposed { rows, .. } => (rows, n, true),
+            };
+            coded.push(Coded {
+                range,
+                codec,
+                per_row,
+                rows,
+                transposed,
+            });
+        }
+    }
+    coded.sort_by_key(|c| c.range.start);
+    let mut out = Vec::with_capacity(state.len() / 2);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(state.len() as u64).to_le_bytes());
+    let count_at = out.len();
+    out.extend_from_slice(&0u32.to_le_bytes());
+    let mut segments = 0u32;
+    let mut at = 0;
+    let mut values = Vec::new();
+    for c in &coded {
+        segment(
+            &mut out,
+            Codec::Verbatim,
+            false,
+            0,
+            0,
+            &state[at..c.range.start],
+        );
+        segments += 1;
+        f16_cell_major(&state[c.range.clone()], c, &mut values);
+        let q = quantize(c.codec, &values)?;
+        if q.len() < c.range.len() {
+            segment_header(
+                &mut out,
+                c.codec,
+                c.transposed,
+                c.per_row,
+                c.rows,
+                c.range.len(),
+                q.len(),
+            );
+            out.extend_from_slice(&q);
+        } else {
+            // A section too short to gain from whole blocks stays as it is.
+            segment(
+                &mut out,
+                Codec::Verbatim,
+                false,
+                0,
+                0,
+                &state[c.range.clone()],
+            );
+        }
+        segments += 1;
+        at = c.range.end;
+    }
+    segment(&mut out, Codec::Verbatim, false, 0, 0, &state[at..]);
+    segments += 1;
+    out[count_at..count_at + 4].copy_from_slice(&segments.to_le_bytes());
+    Ok(out)
+}
+
+/// Decodes [`encode`]'s output back into llama.cpp's state bytes.
+pub fn decode(data: &[u8]) -> Result<Vec<u8>, String> {
+    let mut r = Reader { data, at: 0 };
+    if r.take(4)? != MAGIC {
+        return Err("not a compact KV state".into());
+    }
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(format!(
+            "compact KV state version {version}, this build reads {VERSION}"
+        ));
+    }
+    let total = r.u64()? as usize;
+    let segments = r.u32()?;
+    // Bounded by what the header claims and by what a segment can expand to.
+    let mut out = Vec::with_capacity(total.min(data.len().saturating_mul(4)));
+    let mut floats = Vec::new();
+    for _ in 0..segments {
+        let codec = Codec::from_u8(r.take(1)?[0]).ok_or("unknown compact codec")?;
+        let transposed = r.take(1)?[0] != 0;
+        r.take(2)?;
+        let per_row = r.u32()? as usize;
+        let rows = r.u32()? as usize;
+        let len = r.u64()? as usize;
+        let enc = r.u64()? as usize;
+        let bytes = r.take(enc)?;
+        if out.len().checked_add(len).is_none_or(|end| end > total) {
+            return Err("a compact segment runs past the state".into());
+        }
+        match codec.ggml() {
+            None => {
+                if len != enc {
+                    return Err("a verbatim segment of the wrong length".into());
+                }
+                out.extend_from_slice(bytes);
+            }
+            Some(ty) => {
+                if per_row.checked_mul(rows).and_then(|v| v.checked_mul(2)) != Some(len) {
+                    return Err("a coded segment of the wrong shape".into());
+                }
+                dequantize(ty, bytes, per_row * rows, &mut floats)?;
+                put_f16(&floats, per_row, rows, transposed, &mut out);
+            }
+        }
+    }
+    if out.len() != total || r.at != data.len() {
+        return Err("compact KV state does not add up".into());
+    }
+    Ok(out)
+}
+
+fn segment(
+    out: &mut Vec<u8>,
+    codec: Codec,
+    transposed: bool,
+    per_row: usize,
+    rows: usize,
+    raw: &[u8],
+) {
+    segment_header(out, codec, transposed, per_row, rows, raw.len(), raw.len());
+    out.extend_from_slice(raw);
+}
+
+fn segment_header(
+    out: &mut Vec<u8>,
+    codec: Codec,
+    transposed: bool,
+    per_row: usize,
+    rows: usize,
+    len: usize,
+    enc: usize,
+) {
+    let start = out.len();
+    out.push(codec as u8);
+    out.push(u8::from(transposed));
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&(per_row as u32).to_le_bytes());
+    out.extend_from_slice(&(rows as u32).to_le_bytes());
+    out.extend_from_slice(&(len as u64).to_le_bytes());
+    out.extend_from_slice(&(enc as u64).to_le_bytes());
+    debug_assert_eq!(out.len() - start, SEGMENT_HEADER);
+}
+
+/// The section's f16 values as f32, cell-major: for a transposed section
+/// (`per_row` dimensions × `rows` cells, dimension-major) each cell's
+/// values become one row.
+fn f16_cell_major(bytes: &[u8], c: &Coded, out: &mut Vec<f32>) {
+    let halves: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    out.clear();
+    out.resize(halves.len(), 0.0);
+    // SAFETY: both buffers hold `halves.len()` values.
+    unsafe { sys::ggml_fp16_to_fp32_row(halves.as_ptr(), out.as_mut_ptr(), halves.len() as i64) };
+    if c.transposed {
+        // Stored [dim][cell]; code [cell][dim].
+        let (dims, cells) = (c.per_row, c.rows);
+        let stored = std::mem::take(out);
+        out.resize(stored.len(), 0.0);
+        for d in 0..dims {
+            for cell in 0..cells {
+                out[cell * dims + d] = stored[d * cells + cell];
+            }
+        }
+    }
+}
+
+/// The inverse of [`f16_cell_major`], appended to `out`.
+fn put_f16(values: &[f32], per_row: usize, rows: usize, transposed: bool, out: &mut Vec<u8>) {
+    let n = per_row * rows;
+    let ordered: Vec<f32> = if transposed {
+        let (dims, cells) = (per_row, rows);
+        let mut t = vec![0.0; n];
+        for cell in 0..cells {
+            for d in 0..dims {
+                t[d * cells + cell] = values[cell * dims + d];
+            }
+        }
+        t
+    } else {
+        values[..n].to_vec()
+    };
+    let mut halves = vec![0u16; n];
+    // SAFETY: both buffers hold `n` values.
+    unsafe { sys::ggml_fp32_to_fp16_row(ordered.as_ptr(), halves.as_mut_ptr(), n as i64) };
+    out.extend(halves.iter().flat_map(|h| h.to_le_bytes()));
+}
+
+/// Block size of a codec's ggml type.
+fn block(ty: sys::ggml_type) -> usize {
+    // SAFETY: ggml's static type table.
+    unsafe { (*sys::ggml_get_type_traits(ty)).blck_size as usize }
+}
+
+/// `values`, zero-padded to whole blocks, quantized.
+fn quantize(codec: Codec, values: &[f32]) -> Result<Vec<u8>, String> {
+    let ty = codec.ggml().ok_or("nothing to quantize")?;
+    let blk = block(ty);
+    let padded = values.len().next_multiple_of(blk);
+    let mut src = values.to_vec();
+    src.resize(padded, 0.0);
+    // SAFETY: a row size query.
+    let bytes = unsafe { sys::ggml_row_size(ty, padded as i64) };
+    let mut dst = vec![0u8; bytes];
+    // SAFETY: `src` holds `padded` values as whole rows of one block, `dst`
+    // the bytes ggml says they quantize to; no importance matrix is needed
+    // by q8_0 or q6_K.
+    let written = unsafe {
+        sys::ggml_quantize_chunk(
+            ty,
+            src.as_ptr(),
+            dst.as_mut_ptr().cast(),
+            0,
+            (padded / blk) as i64,
+            blk as i64,
+            std::ptr::null(),
+        )
+    };
+    if written != bytes {
+        return Err(format!("ggml quantized {written} bytes, expected {bytes}"));
+    }
+    Ok(dst)
+}
+
+/// `n` values (and the padding after them) from quantized `bytes`.
+fn dequantize(
+    ty: sys::ggml_type,
+    bytes: &[u8],
+    n: usize,
+    out: &mut Vec<f32>,
+) -> Result<(), String> {
+    let padded = n.next_multiple_of(block(ty));
+    // SAFETY: a row size query.
+    if bytes.len() != unsafe { sys::ggml_row_size(ty, padded as i64) } {
+        return Err("a coded segment of the wrong size".into());
+    }
+    out.clear();
+    out.resize(padded, 0.0);
+    // SAFETY: ggml's static type table; `bytes` holds exactly `padded`
+    // quantized values and `out` room for them.
+    unsafe {
+        let to_float = (*sys::ggml_get_type_traits(ty))
+            .to_float
+            .ok_or("no dequantizer")?;
+        to_float(bytes.as_ptr().cast(), out.as_mut_ptr(), padded as i64);
+    }
+    Ok(())
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.data.len())
+            .ok_or("compact KV state ends early")?;
+        let s = &self.data[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state as llama.cpp writes it: `cells` cells, two layers, f16 K rows
+    /// of 64 values, V transposed (64 rows of `cells` values) or not.
+    fn state(cells: usize, v_trans: bool, seed: u32) -> Vec<u8> {
+        let mut x = seed;
+        let mut val = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            ((x >> 9) as f32 / (1u32 << 23) as f32 - 0.5) * 8.0
+        };
+        let half = |v: f32| {
+            let mut h = [0u16];
+            // SAFETY: one value each way.
+            unsafe { sys::ggml_fp32_to_fp16_row(&v, h.as_mut_ptr(), 1) };
+            h[0].to_le_bytes()
+        };
+        let mut b = 0xaf14_3cd8u32.to_le_bytes().to_vec();
+        b.extend_from_slice(&0i32.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&(cells as u32).to_le_bytes());
+        for c in 0..cells {
+            b.extend_from_slice(&(40 + c as i32).to_le_bytes());
+            b.extend_from_slice(&1u32.to_le_bytes());
+            b.extend_from_slice(&0i32.to_le_bytes());
+        }
+        for f in [u32::from(v_trans), 2, 0, 0] {
+            b.extend_from_slice(&f.to_le_bytes());
+        }
+        for _ in 0..2 {
+            b.extend_from_slice(&(sys::GGML_TYPE_F16 as i32).to_le_bytes());
+            b.extend_from_slice(&128u64.to_le_bytes());
+            for _ in 0..cells * 64 {
+                b.extend_from_slice(&half(val()));
+            }
+        }
+        for _ in 0..2 {
+            b.extend_from_slice(&(sys::GGML_TYPE_F16 as i32).to_le_bytes());
+            if v_trans {
+                b.extend_from_slice(&2u32.to_le_bytes());
+                b.extend_from_slice(&64u32.to_le_bytes());
+            } else {
+                b.extend_from_slice(&128u64.to_le_bytes());
+            }
+            for _ in 0..cells * 64 {
+                b.extend_from_slice(&half(val()));
+            }
+        }
+        b
+    }
+
+    fn values(state: &[u8]) -> Vec<f32> {
+        let blob = seqstate::parse(state).expect("parse");
+        let mut out = Vec::new();
+        for l in 0..blob.layers() {
+            for s in [blob.k(l), blob.v(l)] {
+                for h in s.data.chunks_exact(2) {
+                    let mut f = [0f32];
+                    let h = [u16::from_le_bytes([h[0], h[1]])];
+                    // SAFETY: one value.
+                    unsafe { sys::ggml_fp16_to_fp32_row(h.as_ptr(), f.as_mut_ptr(), 1) };
+                    out.push(f[0]);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_state_decodes_to_the_same_layout_with_values_close_to_the_original() {
+        for v_trans in [true, false] {
+            for cells in [1, 7, 37] {
+                let s = state(cells, v_trans, cells as u32);
+                let packed = encode(&s).expect("encode");
+                assert!(packed.len() <= s.len() + 300, "never much bigger");
+                if cells >= 37 {
+                    assert!(
+                        packed.len() * 100 < s.len() * 55,
+                        "{} of {} bytes",
+                        packed.len(),
+                        s.len()
+                    );
+                }
+                let back = decode(&packed).expect("decode");
+                assert_eq!(back.len(), s.len());
+                let (a, b) = (
+                    seqstate::parse(&s).expect("a"),
+                    seqstate::parse(&back).expect("b"),
+                );
+                assert_eq!(a.positions(), b.positions(), "cell metadata verbatim");
+                // Values in [-4, 4]: q8_0 and q6_K keep them within 0.1.
+                let (x, y) = (values(&s), values(&back));
+                let worst = x
+                    .iter()
+                    .zip(&y)
+                    .map(|(p, q)| (p - q).abs())
+                    .fold(0.0, f32::max);
+                assert!(worst < 0.1, "{cells} cells, v_trans {v_trans}: {worst}");
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_compact_states_are_refused() {
+        let packed = encode(&state(5, true, 1)).expect("encode");
+        assert!(decode(&packed[..packed.len() - 1]).is_err());
+        assert!(decode(b"APEX").is_err());
+        let mut big = packed.clone();
+        big[8] = 0xff; // the decoded length
+        assert!(decode(&big).is_err());
+    }
+}

@@ -1,0 +1,117 @@
+//! Chunk states kept in memory between questions: a repeated question, in
+//! the same process, reads nothing from disk and answers exactly as before.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use ape_chat::answer::AskOptions;
+use ape_chat::compute::Budget;
+use ape_chat::engine::{ApeParams, Engine, EngineOptions, GenerateOptions, Mode, TierOptions};
+use ape_chat::index::dense::EmbedOptions;
+use ape_chat::index::Retrieval;
+use ape_chat::kvstore::KvStore;
+use ape_chat::workspace::{FolderOptions, Workspace};
+
+use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
+
+fn engine(tiers: TierOptions) -> Engine {
+    let o = EngineOptions {
+        threads: 2,
+        ctx_tokens: 2048,
+        tiers,
+        ..EngineOptions::default()
+    };
+    Engine::load(&tiny_model_path(), o).expect("load")
+}
+
+fn open<'e>(engine: &'e Engine, folder: &Path, cache: &Path) -> Workspace<'e> {
+    let o = FolderOptions {
+        chunk_tokens: 64,
+        system_prompt: ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT.to_string(),
+        prefix_newlines: 0,
+        embed: EmbedOptions {
+            model_dir: embed_model_dir(),
+            ort_lib: Some(ort_lib()),
+            threads: 1,
+        },
+        filters: Default::default(),
+        budget_bytes: 1 << 30,
+    };
+    let mut ws = Workspace::open_in(
+        engine,
+        folder,
+        Some(cache.join("index")),
+        &o,
+        KvStore::new(cache.join("kv")),
+    )
+    .expect("open")
+    .with_budget(Budget::at(cache.join("locks")));
+    ws.refresh_text(&AtomicBool::new(false), &mut |_| {})
+        .expect("text stage");
+    ws
+}
+
+const QUESTION: &str = "How long are nightly snapshots kept?";
+
+fn options() -> AskOptions {
+    AskOptions {
+        top_k: 3,
+        retrieval: Retrieval::Bm25,
+        mode: Mode::Ape(ApeParams::new(0.8, 1.0)),
+        generate: GenerateOptions {
+            max_tokens: 12,
+            ..GenerateOptions::default()
+        },
+    }
+}
+
+#[test]
+fn a_repeated_question_reads_no_state_from_disk() {
+    let sample = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample"));
+    let cache = tempfile::tempdir().expect("tempdir");
+    let e = engine(TierOptions::default());
+    let mut ws = open(&e, sample, cache.path());
+    let first = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+    assert_eq!(first.states.encoded, 3, "{:?}", first.states);
+    let again = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+    assert_eq!(
+        (
+            again.states.from_memory,
+            again.states.from_disk,
+            again.states.disk_bytes
+        ),
+        (3, 0, 0),
+        "{:?}",
+        again.states
+    );
+    assert_eq!(again.generated.tokens, first.generated.tokens);
+    let ram = &e.tier_stats()[0];
+    assert_eq!((ram.tier.as_str(), ram.entries), ("ram", 3), "{ram:?}");
+    // `cache stats` sees this process's tiers.
+    let mine = ape_chat::kvstore::live_tiers()
+        .into_iter()
+        .find(|p| p.pid == std::process::id())
+        .expect("published");
+    assert_eq!(mine.tiers[0].entries, 3, "{mine:?}");
+
+    // Another process (a fresh engine) has nothing in memory: the same
+    // states come from disk, and answer the same.
+    let other = engine(TierOptions::default());
+    let mut ws = open(&other, sample, cache.path());
+    let cold = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+    assert_eq!((cold.states.from_disk, cold.states.computed()), (3, 0));
+    assert!(cold.states.disk_bytes > 3 * 64 * 1000, "{:?}", cold.states);
+    assert_eq!(cold.generated.tokens, first.generated.tokens);
+
+    // No memory tier (a zero budget): every question reads the disk.
+    let none = engine(TierOptions {
+        ram_bytes: Some(0),
+        ..TierOptions::default()
+    });
+    let mut ws = open(&none, sample, cache.path());
+    for _ in 0..2 {
+        let a = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+        assert_eq!((a.states.from_disk, a.states.from_memory), (3, 0));
+        assert_eq!(a.generated.tokens, first.generated.tokens);
+    }
+}
