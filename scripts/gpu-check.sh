@@ -5,36 +5,39 @@
 #   scripts/gpu-check.sh prepare
 #       On a machine with Rust: builds ape-chat with llama.cpp as shared
 #       libraries (--features llama-shared) and packs into .gpu/ the binary,
-#       the exact llama.cpp sources llama-cpp-sys-2 vendors, and the `gguf`
+#       the exact llama.cpp sources it was built against (llama-cpp-sys-2's,
+#       with ape-chat's patch: vendor/llama-cpp-sys-2), and the `gguf`
 #       Python package. Only .gpu/ has to travel (well under 64 MiB).
 #
 #   scripts/gpu-check.sh device [OUT]
 #       On the GPU machine: builds llama.cpp's shared libraries with CUDA from
 #       those very sources (same ABI as the binary, which then loads them),
 #       writes random-weight models of real shapes (a qwen2 and a Llama-3-8B),
-#       and runs `ape-chat doctor` and `ape-chat bench ttft` at 8K/16K/32K
-#       tokens of context (chunks of 512) with every layer on the GPU.
+#       and runs `ape-chat doctor` and `ape-chat bench ttft` at 8K to 64K
+#       tokens of context (chunks of 512) with every layer on the GPU: every
+#       mode with states read cold from disk, from the page cache, from
+#       pinned host memory and from GPU memory, against sequential prefill
+#       with flash attention off and on (the fair baseline is the faster).
 #       Results land in OUT (default .gpu/out). A .gpu/lib/ that already holds
 #       the CUDA libraries (from an earlier run's OUT) skips the build.
 #
 # Environment: CUDA_ARCH (default: the GPU's own), BENCH_CONTEXTS (default
-# "8192 16384 32768"), REPEATS (default 3), SKIP_8B=1, BUDGET_S (start no
-# new step after this many seconds: device time is metered).
+# "8192 16384 32768 65536"), REPEATS (default 3), SKIP_8B=1, BUDGET_S
+# (start no new step after this many seconds: device time is metered).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GPU=.gpu
 
 prepare() {
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ape-chat/target}"
+  scripts/vendor-llama.sh
   cargo build --release --locked --features llama-shared
   mkdir -p "$GPU"
   cp "$CARGO_TARGET_DIR/release/ape-chat" "$GPU/ape-chat"
   strip "$GPU/ape-chat"
-  # The llama.cpp tree of the llama-cpp-sys-2 version in Cargo.lock, without
-  # the backends, tools and tests the CUDA build does not need.
-  local ver src
-  ver=$(awk '/^name = "llama-cpp-sys-2"/ { getline; gsub(/[^0-9.]/, ""); print }' Cargo.lock)
-  src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/"llama-cpp-sys-2-$ver"/llama.cpp | head -n1)
+  # The patched llama.cpp tree the binary was built against, without the
+  # backends, tools and tests the CUDA build does not need.
+  local src=vendor/llama-cpp-sys-2/llama.cpp
   tar -C "$(dirname "$src")" -cJf "$GPU/llama.cpp.tar.xz" \
     --exclude='llama.cpp/ggml/src/ggml-'{vulkan,sycl,metal,opencl,hexagon,cann,webgpu,openvino,et,virtgpu,rpc,musa,hip,kompute,blas,zdnn,zendnn} \
     --exclude='llama.cpp/'{tests,docs,examples,tools,models,ci,pocs,gguf-py,common,grammars,media,scripts} \
@@ -68,11 +71,12 @@ device() {
     local t0=$SECONDS
     # The options llama-cpp-sys-2 sets for the binary's own build (shared
     # libraries, no OpenMP, portable AVX2), plus CUDA for one architecture.
-    # Flash attention stays off in ape-chat (it hides the kq logits), so its
-    # many kernels are not compiled.
+    # Flash-attention kernels are built: APE runs without them (it edits the
+    # softmax), but the fair sequential baseline is llama.cpp's fastest
+    # prefill, which uses them.
     local log="$work/build.log"
     cmake -S "$work/llama.cpp" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DBUILD_SHARED_LIBS=ON -DGGML_CUDA=ON -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF \
+      -DBUILD_SHARED_LIBS=ON -DGGML_CUDA=ON -DGGML_CUDA_FA=ON -DGGML_CUDA_NCCL=OFF \
       -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}" -DGGML_OPENMP=OFF -DGGML_NATIVE=OFF \
       -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
       -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
@@ -110,7 +114,7 @@ device() {
     "$bin" doctor --model "$model" 2>&1 | tee -a "$out/gpu.txt" || true
   done
   [ "${SKIP_8B:-0}" = 1 ] && return 0
-  for ctx in ${BENCH_CONTEXTS:-8192 16384 32768}; do
+  for ctx in ${BENCH_CONTEXTS:-8192 16384 32768 65536}; do
     in_budget || return 0
     "$bin" bench ttft --model "$work/llama3-8b.gguf" --chunks $((ctx / 512)) --chunk-tokens 512 \
       --repeats "${REPEATS:-3}" --json >"$out/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
@@ -118,12 +122,13 @@ device() {
     python3 - "$out/bench-ttft-$ctx.json" <<'PY' | tee -a "$out/gpu.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
-modes = {m['mode'].split(' ')[0]: m for m in r['modes']}
-print(f"{r['chunks']} x {r['chunk_tokens']} tokens:", ", ".join(
-    f"{m['mode']} TTFT {m['ttft_ms']:.0f} ms cold / {m['ttft_warm_ms']:.0f} warm (load {m['load_ms']:.0f}, read {m['read_ms']:.0f}) decode {m['decode_tokens_per_s']:.1f} tok/s, {m['speedup']:.1f}x"
-    for m in r['modes']))
-if 'ape' in modes and 'parallel' in modes:
-    print(f"  APE/parallel decode {modes['ape']['decode_tokens_per_s'] / modes['parallel']['decode_tokens_per_s']:.3f}")
+base = next(m for m in r['modes'] if m['mode'] == r['baseline'])['ttft_ms']
+print(f"{r['chunks']} x {r['chunk_tokens']} tokens (baseline: {r['baseline']}, {base:.0f} ms):")
+for m in r['modes']:
+    tiers = "".join(f", {t['tier']} {t['ttft_ms']:.0f} ms ({base / t['ttft_ms']:.1f}x)" for t in m.get('memory', []))
+    print(f"  {m['mode']}: TTFT cold disk {m['ttft_ms']:.0f} ms ({m['speedup']:.1f}x), page cache {m['ttft_warm_ms']:.0f} ms{tiers}; decode {m['decode_tokens_per_s']:.1f} tok/s")
+if r.get('ape_decode_vs_parallel'):
+    print(f"  APE/parallel decode {r['ape_decode_vs_parallel']:.3f}")
 PY
   done
 }

@@ -58,6 +58,16 @@ impl KvStore {
         Self::new(crate::paths::eval_kv_dir())
     }
 
+    /// The evaluation store for states kept in `format` (one directory per
+    /// format: the two share keys).
+    pub fn eval_location_for(format: StateFormat) -> Self {
+        match format {
+            StateFormat::Compact => Self::eval_location(),
+            StateFormat::F16 => Self::new(crate::paths::eval_kv_dir().with_extension("f16"))
+                .with_format(StateFormat::F16),
+        }
+    }
+
     /// The key of the state of `tokens` after `prefix`.
     pub fn key(&self, prefix: &PrefixState, tokens: &[TokenId]) -> String {
         let mut h = blake3::Hasher::new();

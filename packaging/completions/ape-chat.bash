@@ -739,7 +739,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --temperature-ape --scale-ape --reread --focus --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --focus --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1187,7 +1187,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --style --limit --max-tokens --results --temperature-ape --scale-ape --reread --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1215,6 +1215,14 @@ _ape__chat() {
                     ;;
                 --results)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-format)
+                    COMPREPLY=($(compgen -W "compact f16" -- "${cur}"))
+                    return 0
+                    ;;
+                --against-state-format)
+                    COMPREPLY=($(compgen -W "compact f16" -- "${cur}"))
                     return 0
                     ;;
                 --temperature-ape)

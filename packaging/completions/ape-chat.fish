@@ -108,6 +108,10 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l style -d 'Ins
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l limit -d 'Evaluate only the first N records' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l max-tokens -d 'Longest answer in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l results -d 'Predictions file; re-running with it resumes, and rows made with the same mode (and T, S) are reused [default: in the cache dir, keyed by dataset, model and --max-tokens]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l state-format -d 'How chunk states are stored and read back: `compact` (what ape-chat stores: K q8_0, V q6_K) or `f16` (llama.cpp\'s bytes as they are)' -r -f -a "compact\t''
+f16\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l against-state-format -d 'Also compare every cached mode with the rows of an earlier run of this dataset and these settings made with the other state format (paired by record, clustered by article)' -r -f -a "compact\t''
+f16\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
@@ -224,6 +228,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l under-load -d 'Time every mode again while a second process (this program on the same model and threads, as llama.cpp\'s tools run) computes'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l no-flash-baseline -d 'Leave out sequential prefill with flash attention on (timed by default: the fair baseline is the faster sequential prefill)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l json -d 'Print one JSON object instead of the table'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunks -d 'Numbers of retrieved chunks to time, comma-separated' -r

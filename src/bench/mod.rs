@@ -69,9 +69,27 @@ pub struct ModeFigures {
     /// Decoding chunk tokens (sequential, re-read) and the question.
     pub prefill_ms: f64,
     pub decode_tokens_per_s: f64,
-    /// Sequential prefill's time to first token over this mode's (cold).
+    /// The fair sequential baseline's time to first token (the faster of
+    /// sequential prefill with flash attention on and off) over this
+    /// mode's (cold).
     pub speedup: f64,
+    /// Time to first token with the states already in each memory tier of
+    /// the engine (nothing read from disk), fastest tier first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<TierFigure>,
 }
+
+/// A mode's answer start from one memory tier.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TierFigure {
+    pub tier: String,
+    pub ttft_ms: f64,
+    /// Placing the states into the KV cache.
+    pub load_ms: f64,
+}
+
+/// The label of sequential prefill with flash attention on.
+pub const SEQUENTIAL_FLASH: &str = "sequential (flash attention)";
 
 /// What every mode is timed on: the same prefix, chunks and question.
 pub struct Workload<'a> {
@@ -122,10 +140,13 @@ impl BenchStates {
                 .iter()
                 .map(|c| s.encode_chunk(&prefix.alone(), c))
                 .collect::<Result<Vec<_>, _>>()?;
-            dir.save(&by_itself, "a")?.1
+            let (by_itself, files) = dir.save(&by_itself, "a")?;
+            keep(s.engine(), by_itself, &files);
+            files
         } else {
             Vec::new()
         };
+        keep(s.engine(), chunks.clone(), &files);
         let bytes = files
             .iter()
             .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
@@ -139,6 +160,19 @@ impl BenchStates {
             dir,
         })
     }
+}
+
+/// Holds the states saved as `files` in the engine's memory tiers, under
+/// [`tier_key`]s, for the memory-tier timings.
+fn keep(engine: &Engine, states: Vec<ChunkState>, files: &[PathBuf]) {
+    for (mut state, f) in states.into_iter().zip(files) {
+        engine.keep_state(&tier_key(f), &mut state);
+    }
+}
+
+/// The memory-tier key of a benchmark state file.
+fn tier_key(file: &std::path::Path) -> String {
+    format!("bench:{}", file.display())
 }
 
 /// `n` distinct windows of `len` tokens over the corpus, wrapping around.
@@ -212,7 +246,7 @@ pub fn drop_from_page_cache(files: &[PathBuf]) {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Sample {
     ttft: Duration,
     ttft_warm: Duration,
@@ -221,39 +255,94 @@ struct Sample {
     load_warm: Duration,
     prefill: Duration,
     decode_tps: f64,
+    /// Per memory tier: time to first token and placement.
+    tiers: Vec<(Duration, Duration)>,
 }
 
 /// Times `modes` on `work`, `repeats` times (at least one), interleaved and
 /// with the order rotated each repeat; returns their figures in the order
-/// given. `progress` gets the repeat number and the total.
+/// given, then, with a `flash` session, sequential prefill with flash
+/// attention on ([`SEQUENTIAL_FLASH`]). Speedups are over the faster of
+/// the sequential rows. `progress` gets the repeat number and the total.
 pub fn time_modes(
     s: &mut Session<'_>,
+    mut flash: Option<&mut Session<'_>>,
     modes: &[Mode],
     work: &Workload<'_>,
     repeats: usize,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<ModeFigures>, BenchError> {
     let repeats = repeats.max(1);
-    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); modes.len()];
+    let rows = modes.len() + usize::from(flash.is_some());
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); rows];
     for r in 0..repeats {
         progress(r + 1, repeats);
-        for k in 0..modes.len() {
-            let i = (r + k) % modes.len();
-            samples[i].push(measure(s, modes[i], work)?);
+        for k in 0..rows {
+            let i = (r + k) % rows;
+            let sample = match (modes.get(i), flash.as_deref_mut()) {
+                (Some(&m), _) => measure(s, m, work)?,
+                (None, Some(f)) => measure_flash(f, work)?,
+                (None, None) => continue,
+            };
+            samples[i].push(sample);
         }
     }
+    let tiers = s.engine().tier_names();
     let mut figures: Vec<ModeFigures> = modes
         .iter()
+        .map(|m| m.to_string())
+        .chain(flash.map(|_| SEQUENTIAL_FLASH.to_string()))
         .zip(&samples)
-        .map(|(m, s)| summarize(m.to_string(), s))
+        .map(|(m, s)| summarize(m, s, &tiers))
         .collect();
-    if let Some(seq) = modes.iter().position(|m| *m == Mode::Sequential) {
-        let base = figures[seq].ttft_ms;
+    let sequential =
+        |f: &&ModeFigures| f.mode == Mode::Sequential.to_string() || f.mode == SEQUENTIAL_FLASH;
+    let base = figures
+        .iter()
+        .filter(sequential)
+        .map(|f| f.ttft_ms)
+        .fold(f64::INFINITY, f64::min);
+    if base.is_finite() {
         figures
             .iter_mut()
             .for_each(|f| f.speedup = ratio(base, f.ttft_ms));
     }
     Ok(figures)
+}
+
+/// Sequential prefill the way a llama.cpp user runs it: prefix, chunks
+/// (one decode call each, as the other sequential row) and question
+/// decoded from scratch with flash attention on, then decode speed.
+fn measure_flash(s: &mut Session<'_>, work: &Workload<'_>) -> Result<Sample, BenchError> {
+    let t0 = Instant::now();
+    s.clear();
+    s.feed(work.prefix.tokens())?;
+    for c in &work.states.chunks[..work.chunks] {
+        s.feed(c.tokens())?;
+    }
+    s.eval(work.question)?;
+    let mut tok = s.greedy()?;
+    let ttft = t0.elapsed();
+    let t2 = Instant::now();
+    for _ in 0..work.decode {
+        s.eval(&[tok])?;
+        tok = s.greedy()?;
+    }
+    let dt = t2.elapsed().as_secs_f64();
+    Ok(Sample {
+        ttft,
+        ttft_warm: ttft,
+        read: Duration::ZERO,
+        load: Duration::ZERO,
+        load_warm: Duration::ZERO,
+        prefill: ttft,
+        decode_tps: if dt > 0.0 {
+            work.decode as f64 / dt
+        } else {
+            0.0
+        },
+        tiers: Vec::new(),
+    })
 }
 
 /// One mode: the answer's start with state files read cold (then decode
@@ -278,7 +367,15 @@ fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> Result<Sampl
     } else {
         start(s, mode, work, files)?
     };
+    let mut tiers = Vec::new();
+    if !files.is_empty() {
+        for tier in 0..s.engine().tier_names().len() {
+            let t = start_in_tier(s, mode, work, files, tier)?;
+            tiers.push((t.ttft, t.load));
+        }
+    }
     Ok(Sample {
+        tiers,
         ttft: cold.ttft,
         ttft_warm: warm.ttft,
         read: cold.read,
@@ -349,7 +446,50 @@ fn start(
     })
 }
 
-fn summarize(mode: String, s: &[Sample]) -> ModeFigures {
+/// [`start`] with the states taken from memory tier `tier` (kept there by
+/// [`BenchStates::encode`]): nothing read from disk.
+fn start_in_tier(
+    s: &mut Session<'_>,
+    mode: Mode,
+    work: &Workload<'_>,
+    files: &[PathBuf],
+    tier: usize,
+) -> Result<Start, BenchError> {
+    let after = match mode.chunks_alone() {
+        Some(true) => work.prefix.alone(),
+        _ => work.prefix.clone(),
+    };
+    let t0 = Instant::now();
+    let held = files
+        .iter()
+        .zip(&work.states.chunks)
+        .map(|(f, c)| {
+            s.engine()
+                .resident_state_at(&tier_key(f), c.tokens(), &after, tier)
+                .ok_or_else(|| {
+                    BenchError::Setup(format!("{} is not in memory tier {tier}", f.display()))
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let chunks: Vec<&ChunkState> = held.iter().collect();
+    let ranking: Vec<usize> = (0..chunks.len()).collect();
+    let ctx = Context {
+        prefix: work.prefix,
+        chunks: &chunks,
+        ranking: &ranking,
+        question: work.question,
+    };
+    let timings = prefill(s, mode, &ctx)?;
+    s.greedy()?;
+    Ok(Start {
+        ttft: t0.elapsed(),
+        read: Duration::ZERO,
+        load: timings.load,
+        prefill: timings.prefill,
+    })
+}
+
+fn summarize(mode: String, s: &[Sample], tiers: &[&str]) -> ModeFigures {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let med = |f: &dyn Fn(&Sample) -> f64| {
         let mut v: Vec<f64> = s.iter().map(f).collect();
@@ -367,6 +507,16 @@ fn summarize(mode: String, s: &[Sample]) -> ModeFigures {
         prefill_ms: med(&|x| ms(x.prefill)),
         decode_tokens_per_s: med(&|x| x.decode_tps),
         speedup: 0.0,
+        memory: tiers
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| s.iter().all(|x| x.tiers.len() > *i))
+            .map(|(i, t)| TierFigure {
+                tier: t.to_string(),
+                ttft_ms: med(&|x| ms(x.tiers[i].0)),
+                load_ms: med(&|x| ms(x.tiers[i].1)),
+            })
+            .collect(),
     }
 }
 

@@ -123,7 +123,7 @@ pub fn suite(
             question: &question,
             decode: o.decode_tokens,
         };
-        let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, total| {
+        let modes = time_modes(&mut s, None, &o.modes, &work, o.repeats, &mut |r, total| {
             progress(&format!("{n} chunks, repeat {r}/{total}…"))
         })?;
         points.push(SizePoint { chunks: n, modes });

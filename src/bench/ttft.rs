@@ -21,6 +21,10 @@ pub struct TtftOptions {
     /// Time every mode again while a second process computes on the same
     /// model and cores ([`super::compete`]).
     pub under_load: bool,
+    /// Also time sequential prefill with flash attention on (llama.cpp's
+    /// fastest prefill, where the backend has it): the baseline speedups
+    /// are over is then the faster of the two.
+    pub flash_baseline: bool,
 }
 
 /// The figures, and what they were measured on.
@@ -45,6 +49,10 @@ pub struct TtftReport {
     pub state_mb_total: f64,
     pub chunk_encode_tokens_per_s: f64,
     pub modes: Vec<ModeFigures>,
+    /// The row speedups are over: the faster sequential prefill.
+    pub baseline: String,
+    /// The memory tiers the `memory` figures come from, fastest first.
+    pub memory_tiers: Vec<String>,
     /// Plain APE's decode speed over plain parallel's (same cells, the
     /// edit's cost alone), if both ran.
     pub ape_decode_vs_parallel: Option<f64>,
@@ -103,15 +111,32 @@ pub fn ttft(
         question: &question,
         decode: o.decode_tokens,
     };
-    let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, n| {
-        progress(&format!("repeat {r}/{n}…"))
-    })?;
+    let cells =
+        prefix.tokens().len() + o.chunks * o.chunk_tokens + question.len() + o.decode_tokens;
+    let mut flash = if o.flash_baseline {
+        Some(engine.flash_session(cells + 64)?)
+    } else {
+        None
+    };
+    let modes = time_modes(
+        &mut s,
+        flash.as_mut(),
+        &o.modes,
+        &work,
+        o.repeats,
+        &mut |r, n| progress(&format!("repeat {r}/{n}…")),
+    )?;
     let under_load = if o.under_load {
         progress("starting a competing process…");
         let rival = Competitor::start(engine.path(), engine.options().threads)?;
-        let modes = time_modes(&mut s, &o.modes, &work, o.repeats, &mut |r, n| {
-            progress(&format!("under load: repeat {r}/{n}…"))
-        })?;
+        let modes = time_modes(
+            &mut s,
+            flash.as_mut(),
+            &o.modes,
+            &work,
+            o.repeats,
+            &mut |r, n| progress(&format!("under load: repeat {r}/{n}…")),
+        )?;
         Some(UnderLoad {
             competitor: rival.what.clone(),
             ape_decode_vs_parallel: ape_vs_parallel(&o.modes, &modes),
@@ -143,6 +168,13 @@ pub fn ttft(
         state_mb_total: states.bytes as f64 / 1e6,
         chunk_encode_tokens_per_s: tokens / states.encode_s,
         ape_decode_vs_parallel: ape_vs_parallel(&o.modes, &modes),
+        baseline: modes
+            .iter()
+            .filter(|m| m.speedup > 0.0 && (m.speedup - 1.0).abs() < 1e-12)
+            .map(|m| m.mode.clone())
+            .next()
+            .unwrap_or_default(),
+        memory_tiers: engine.tier_names().iter().map(|t| t.to_string()).collect(),
         modes,
         under_load,
     })

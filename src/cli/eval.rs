@@ -11,11 +11,14 @@ use serde_json::json;
 
 use super::style::{bold, dim};
 use super::{ApeArgs, ModelArgs, Origins, PrefixArgs, CANCEL};
-use crate::engine::{ApeParams, Engine, Mode};
+use crate::engine::{ApeParams, Engine, Mode, StateFormat};
 use crate::eval::calibrate::load_provenance;
 use crate::eval::datasets;
 use crate::eval::results::{default_path, Results};
-use crate::eval::run::{compare, summarize, ModeSummary, Paired, Prediction, Retention, Stamp};
+use crate::eval::run::{
+    compare, compare_formats, summarize, FormatDelta, ModeSummary, Paired, Prediction, Retention,
+    Stamp,
+};
 use crate::eval::stats::{Estimate, RESAMPLES};
 use crate::kvstore::KvStore;
 
@@ -49,6 +52,15 @@ pub struct EvalArgs {
     /// by dataset, model and --max-tokens].
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
+    /// How chunk states are stored and read back: `compact` (what ape-chat
+    /// stores: K q8_0, V q6_K) or `f16` (llama.cpp's bytes as they are).
+    #[arg(long, value_enum, default_value = "compact")]
+    state_format: StateFormatArg,
+    /// Also compare every cached mode with the rows of an earlier run of
+    /// this dataset and these settings made with the other state format
+    /// (paired by record, clustered by article).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    against_state_format: Option<StateFormatArg>,
     #[command(flatten)]
     pub(super) ape: ApeArgs,
     #[command(flatten)]
@@ -56,6 +68,21 @@ pub struct EvalArgs {
     /// Print the summary and every prediction as one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum StateFormatArg {
+    Compact,
+    F16,
+}
+
+impl From<StateFormatArg> for StateFormat {
+    fn from(f: StateFormatArg) -> Self {
+        match f {
+            StateFormatArg::Compact => StateFormat::Compact,
+            StateFormatArg::F16 => StateFormat::F16,
+        }
+    }
 }
 
 /// Mode names to modes; APE settings not named in a spec come from `ape`.
@@ -115,7 +142,10 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
         args.dataset.display()
     );
     let engine = model.load(crate::eval::context_for(&records, args.max_tokens))?;
-    let states = args.prefix.states(&engine, KvStore::eval_location())?;
+    let format = StateFormat::from(args.state_format);
+    let states = args
+        .prefix
+        .states(&engine, KvStore::eval_location_for(format))?;
     let stamp = Stamp::new(
         &states,
         &args.prefix.system_prompt(),
@@ -187,6 +217,26 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
         .collect();
     let summary: Vec<_> = modes.iter().map(|&m| summarize(&done, m)).collect();
     let (paired, retention) = compare(&done, &modes);
+    let formats = match args.against_state_format.map(StateFormat::from) {
+        Some(f) if f == format => {
+            anyhow::bail!("--against-state-format names this run's own format")
+        }
+        Some(f) => {
+            let theirs = Stamp {
+                states: f,
+                ..stamp.clone()
+            };
+            let path = default_path(&args.dataset, &theirs);
+            let rows = Results::open(&path, &theirs).rows;
+            anyhow::ensure!(
+                !rows.is_empty(),
+                "no rows made with {f:?} states for this dataset and these settings: run eval with --state-format {} first",
+                format!("{f:?}").to_lowercase()
+            );
+            compare_formats(&done, &rows, &modes)
+        }
+        None => Vec::new(),
+    };
     if args.json {
         println!(
             "{}",
@@ -196,6 +246,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
                 "summary": summary,
                 "paired": paired,
                 "retention": retention,
+                "against_state_format": formats,
                 "bootstrap": {"resamples": RESAMPLES, "confidence": 0.95},
                 "predictions": done,
             })
@@ -208,6 +259,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
             path.display()
         );
         print_tables(&summary, &paired, &retention);
+        print_formats(format, &formats);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -337,6 +389,31 @@ fn print_ablation(summary: &[ModeSummary], paired: &[Paired], retention: &[Reten
             ci(&p.answer_nll, 3),
             ci(&p.f1, 3),
             r.map_or("-".into(), |r| ratio(&r.likelihood))
+        );
+    }
+}
+
+/// Each cached mode with this run's state format against the other's.
+fn print_formats(format: StateFormat, formats: &[FormatDelta]) {
+    if formats.is_empty() {
+        return;
+    }
+    let ci = |e: &Estimate| format!("{:+.4} [{:+.4}, {:+.4}]", e.value, e.lo, e.hi);
+    println!(
+        "\n  {format:?} states against the other format, paired by record (95% CI, articles resampled)"
+    );
+    println!(
+        "  {:<34} {:>8} {:>9} {:<30} {:<30}",
+        "mode", "records", "articles", "Δ NLL/token", "Δ contains"
+    );
+    for d in formats {
+        println!(
+            "  {:<34} {:>8} {:>9} {:<30} {:<30}",
+            d.label,
+            d.records,
+            d.clusters,
+            ci(&d.answer_nll),
+            ci(&d.contains)
         );
     }
 }

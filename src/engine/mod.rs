@@ -221,6 +221,13 @@ impl Engine {
         Session::new(self, self.options.ctx_tokens)
     }
 
+    /// A context with flash attention on, for the sequential baseline only
+    /// (llama.cpp's fastest prefill; it hides the attention logits APE
+    /// edits, and stores V untransposed, so no cached state fits it).
+    pub fn flash_session(&self, cells: usize) -> Result<Session<'_>, EngineError> {
+        Session::with_flash(self, (cells.next_multiple_of(256) as u32).max(256))
+    }
+
     /// A context of at least `cells` KV cells (more than the engine's
     /// default when an answer needs them), at most the model's trained
     /// context or the default, whichever is larger.
@@ -293,15 +300,30 @@ impl Engine {
         after: &PrefixState,
     ) -> Option<(ChunkState, &'static str)> {
         let (lease, tier) = self.tiers.lock().ok()?.as_mut()?.get(key)?;
-        (lease.cells() == tokens.len()).then(|| {
-            let mut state = ChunkState::tokens_only(tokens.to_vec());
-            state.prefix = after.id;
-            state.n_prefix = after.tokens.len() as u32;
-            state.model = after.model;
-            state.kv = after.kv;
-            state.resident = Some(lease);
-            (state, tier)
-        })
+        (lease.cells() == tokens.len()).then(|| (ChunkState::in_tier(tokens, after, lease), tier))
+    }
+
+    /// [`Self::resident_state`] from memory tier `tier` (an index into
+    /// [`Self::tier_names`]) as it is, not moved: for measuring each tier.
+    pub fn resident_state_at(
+        &self,
+        key: &str,
+        tokens: &[TokenId],
+        after: &PrefixState,
+        tier: usize,
+    ) -> Option<ChunkState> {
+        let lease = self.tiers.lock().ok()?.as_mut()?.get_at(key, tier)?;
+        (lease.cells() == tokens.len()).then(|| ChunkState::in_tier(tokens, after, lease))
+    }
+
+    /// The memory tiers' names, fastest first (none before the first
+    /// session).
+    pub fn tier_names(&self) -> Vec<&'static str> {
+        self.tiers
+            .lock()
+            .ok()
+            .and_then(|t| t.as_ref().map(tiers::Tiers::names))
+            .unwrap_or_default()
     }
 
     /// Keeps `state` (stored under `key`) in the memory tiers, so the next

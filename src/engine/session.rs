@@ -139,7 +139,21 @@ impl Drop for Threadpool {
 
 impl<'e> Session<'e> {
     pub(super) fn new(engine: &'e Engine, cells: u32) -> Result<Self, EngineError> {
+        Self::make(engine, cells, false)
+    }
+
+    /// A session with flash attention on ([`Engine::flash_session`]).
+    pub(super) fn with_flash(engine: &'e Engine, cells: u32) -> Result<Self, EngineError> {
+        Self::make(engine, cells, true)
+    }
+
+    fn make(engine: &'e Engine, cells: u32, flash: bool) -> Result<Self, EngineError> {
         let o = &engine.options;
+        let attention = if flash {
+            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_ENABLED
+        } else {
+            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED
+        };
         let threads = o.threads as i32;
         let hook = NonNull::from(Box::leak(Box::<Hook>::default()));
         let params = LlamaContextParams::default()
@@ -148,7 +162,7 @@ impl<'e> Session<'e> {
             .with_n_ubatch(o.batch_tokens)
             .with_n_seq_max(2)
             .with_kv_unified(true)
-            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
+            .with_flash_attention_policy(attention)
             .with_type_k(o.kv_type.into())
             .with_type_v(llama_cpp_2::context::params::KvCacheType::F16)
             .with_n_threads(threads)
@@ -164,7 +178,9 @@ impl<'e> Session<'e> {
         };
         let n_ctx = ctx.n_ctx() as usize;
         let threadpool = Threadpool::attach(&ctx, threads, o.poll);
-        engine.ensure_tiers(&ctx);
+        if !flash {
+            engine.ensure_tiers(&ctx);
+        }
         Ok(Self {
             engine,
             ctx: ManuallyDrop::new(ctx),

@@ -407,6 +407,22 @@ impl ChunkState {
         })
     }
 
+    /// A state of `tokens` made after `after` that only `lease`'s memory
+    /// tier holds.
+    pub(crate) fn in_tier(
+        tokens: &[TokenId],
+        after: &PrefixState,
+        lease: super::pool::Lease,
+    ) -> Self {
+        let mut state = ChunkState::tokens_only(tokens.to_vec());
+        state.prefix = after.id;
+        state.n_prefix = after.tokens.len() as u32;
+        state.model = after.model;
+        state.kv = after.kv;
+        state.resident = Some(lease);
+        state
+    }
+
     /// Whether the state file at `path` is in the compact format (reads its
     /// first 12 bytes).
     pub fn file_is_compact(path: &Path) -> bool {

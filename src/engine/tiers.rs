@@ -122,6 +122,17 @@ impl Tiers {
         Some((lease, name))
     }
 
+    /// The state stored under `key` as tier `tier` holds it, not moved.
+    pub fn get_at(&mut self, key: &str, tier: usize) -> Option<Lease> {
+        let entry = self.pools.get_mut(tier)?.get(key)?;
+        Some(Lease { tier, entry })
+    }
+
+    /// The tiers' names, fastest first.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.pools.iter().map(Pool::name).collect()
+    }
+
     /// Keeps the state whose llama.cpp bytes are `blob` in every tier; the
     /// lease of the fastest one that took it.
     pub fn keep(&mut self, key: &str, blob: &[u8]) -> Option<Lease> {

@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use super::datasets::Record;
 use super::score::score;
-use super::stats::{paired_difference, ratio_of_means, Estimate};
+use super::stats::{paired_difference, ratio_of_means, Clusters, Estimate};
 use crate::engine::generate::{decode_answer, prefill, score_continuation, Context};
 use crate::engine::{
-    ApeParams, ChunkState, EngineError, GenerateOptions, Mode, Sampling, Session, TokenId,
+    ApeParams, ChunkState, EngineError, GenerateOptions, Mode, Sampling, Session, StateFormat,
+    TokenId,
 };
 use crate::states::States;
 
@@ -32,6 +33,14 @@ pub struct Stamp {
     /// Instruction appended to every question ("" for none).
     pub style: String,
     pub max_tokens: usize,
+    /// How chunk states were stored and read back (rows from before the
+    /// compact format were made with f16 states).
+    #[serde(default = "f16_states")]
+    pub states: StateFormat,
+}
+
+fn f16_states() -> StateFormat {
+    StateFormat::F16
 }
 
 impl Stamp {
@@ -43,6 +52,7 @@ impl Stamp {
         style: &str,
         max_tokens: usize,
     ) -> Self {
+        let states_format = states.store.format();
         Self {
             model: states.engine.info().id.to_string(),
             prefix: states
@@ -56,6 +66,7 @@ impl Stamp {
             prefix_newlines,
             style: style.to_string(),
             max_tokens,
+            states: states_format,
         }
     }
 }
@@ -64,6 +75,10 @@ impl Stamp {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
     pub id: String,
+    /// The record's source (its article): records of one source are
+    /// resampled together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     pub mode: String,
     /// APE's settings (absent in the other modes): a resumed run only
     /// reuses rows made with the same values.
@@ -102,6 +117,7 @@ fn ape_params(mode: Mode) -> Option<ApeParams> {
 /// A record's chunk states and tokens, ready to be answered in any mode.
 pub struct Prepared {
     pub id: String,
+    pub group: Option<String>,
     pub answers: Vec<String>,
     /// Chunk states encoded after the prefix, in the record's order.
     pub states: Vec<ChunkState>,
@@ -161,6 +177,7 @@ pub fn prepare(
     };
     Ok(Prepared {
         id: record.id.clone(),
+        group: record.group.clone(),
         answers: record.answers.clone(),
         states: shared,
         alone: by_itself,
@@ -241,6 +258,7 @@ pub fn answer(
     let (em, f1, contains) = score(&g.text, &p.answers);
     Ok(Prediction {
         id: p.id.clone(),
+        group: p.group.clone(),
         mode: mode.name().to_string(),
         ape: ape_params(mode),
         settings: stamp.clone(),
@@ -388,12 +406,16 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
             };
             let gold: Vec<_> = both
                 .iter()
-                .filter_map(|p| Some((p[0].answer_nll?, p[1].answer_nll?)))
+                .filter_map(|p| Some((p[0].answer_nll?, p[1].answer_nll?, p[0])))
                 .collect();
-            let (nll_a, nll_b): (Vec<f64>, Vec<f64>) = gold.iter().copied().unzip();
-            let f1 = paired_difference(&col(|p| p.f1, 0), &col(|p| p.f1, 1));
-            let contains = paired_difference(&col(|p| p.contains, 0), &col(|p| p.contains, 1));
-            let nll = paired_difference(&nll_a, &nll_b);
+            let (nll_a, nll_b): (Vec<f64>, Vec<f64>) =
+                gold.iter().map(|(a, b, _)| (*a, *b)).unzip();
+            let all = clusters(both.iter().map(|p| p[0]));
+            let answerable = clusters(gold.iter().map(|(_, _, p)| *p));
+            let f1 = paired_difference(&col(|p| p.f1, 0), &col(|p| p.f1, 1), &all);
+            let contains =
+                paired_difference(&col(|p| p.contains, 0), &col(|p| p.contains, 1), &all);
+            let nll = paired_difference(&nll_a, &nll_b, &answerable);
             pairs.push(Paired {
                 a: a.name().into(),
                 b: b.name().into(),
@@ -401,7 +423,7 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
                 b_label: b.to_string(),
                 records: both.len(),
                 f1,
-                em: paired_difference(&col(|p| p.em, 0), &col(|p| p.em, 1)),
+                em: paired_difference(&col(|p| p.em, 0), &col(|p| p.em, 1), &all),
                 contains,
                 answer_nll: nll,
                 f1_verdict: verdict(f1, true),
@@ -415,13 +437,78 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
                     label: a.to_string(),
                     baseline: b.name().into(),
                     records: both.len(),
-                    f1: ratio_of_means(&col(|p| p.f1, 0), &col(|p| p.f1, 1)),
-                    likelihood: ratio_of_means(&lik(&nll_a), &lik(&nll_b)),
+                    f1: ratio_of_means(&col(|p| p.f1, 0), &col(|p| p.f1, 1), &all),
+                    likelihood: ratio_of_means(&lik(&nll_a), &lik(&nll_b), &answerable),
                 });
             }
         }
     }
     (pairs, retention)
+}
+
+/// One mode's rows made with compact states against the same mode's rows
+/// made with f16 states: what storing states compactly costs.
+#[derive(Clone, Debug, Serialize)]
+pub struct FormatDelta {
+    pub label: String,
+    pub records: usize,
+    /// Clusters (articles) the interval resamples.
+    pub clusters: usize,
+    /// Mean `compact − f16` answer NLL per token, over answerable records.
+    pub answer_nll: Estimate,
+    pub contains: Estimate,
+    pub f1: Estimate,
+}
+
+/// For each of `modes`, `rows` (one stamp) against `other` (the same
+/// settings but another state format), paired by record.
+pub fn compare_formats(
+    rows: &[Prediction],
+    other: &[Prediction],
+    modes: &[Mode],
+) -> Vec<FormatDelta> {
+    modes
+        .iter()
+        .filter(|m| m.chunks_alone().is_some())
+        .map(|&m| {
+            let theirs: HashMap<&str, &Prediction> = other
+                .iter()
+                .filter(|p| p.is(m))
+                .map(|p| (p.id.as_str(), p))
+                .collect();
+            let mut both: Vec<[&Prediction; 2]> = rows
+                .iter()
+                .filter(|p| p.is(m))
+                .filter_map(|p| Some([p, *theirs.get(p.id.as_str())?]))
+                .collect();
+            both.sort_by(|x, y| x[0].id.cmp(&y[0].id));
+            both.dedup_by(|x, y| x[0].id == y[0].id);
+            let col = |f: fn(&Prediction) -> f64, k: usize| -> Vec<f64> {
+                both.iter().map(|p| f(p[k])).collect()
+            };
+            let gold: Vec<_> = both
+                .iter()
+                .filter_map(|p| Some((p[0].answer_nll?, p[1].answer_nll?, p[0])))
+                .collect();
+            let (a, b): (Vec<f64>, Vec<f64>) = gold.iter().map(|(a, b, _)| (*a, *b)).unzip();
+            let all = clusters(both.iter().map(|p| p[0]));
+            FormatDelta {
+                label: m.to_string(),
+                records: both.len(),
+                clusters: all.len(),
+                answer_nll: paired_difference(&a, &b, &clusters(gold.iter().map(|g| g.2))),
+                contains: paired_difference(&col(|p| p.contains, 0), &col(|p| p.contains, 1), &all),
+                f1: paired_difference(&col(|p| p.f1, 0), &col(|p| p.f1, 1), &all),
+            }
+        })
+        .collect()
+}
+
+/// The clusters of `rows` in order: by source, or each record alone when
+/// it has none.
+fn clusters<'p>(rows: impl Iterator<Item = &'p Prediction>) -> Clusters {
+    let keys: Vec<&str> = rows.map(|p| p.group.as_deref().unwrap_or(&p.id)).collect();
+    Clusters::of(&keys)
 }
 
 /// Predictions of `a` and `b` for each record both answered, in a stable
@@ -460,6 +547,7 @@ mod tests {
     fn pred(id: &str, mode: Mode, f1: f64, nll: f64, ttft: f64) -> Prediction {
         Prediction {
             id: id.into(),
+            group: None,
             mode: mode.name().into(),
             ape: ape_params(mode),
             settings: Stamp {
@@ -469,6 +557,7 @@ mod tests {
                 prefix_newlines: 0,
                 style: String::new(),
                 max_tokens: 8,
+                states: StateFormat::Compact,
             },
             answer: String::new(),
             em: f1.round(),

@@ -1,7 +1,10 @@
 //! Paired bootstrap statistics: with a small model, per-record scores are
 //! noisy, so mode differences are only meaningful with an interval around
 //! them. Records are resampled as pairs (both modes answered the same
-//! record), which cancels the record-difficulty variance the modes share.
+//! record), which cancels the record-difficulty variance the modes share,
+//! and by cluster: records of one article (which share paragraphs, and so
+//! difficulty) are drawn together, so the interval does not pretend they
+//! are independent.
 
 use serde::Serialize;
 
@@ -56,14 +59,55 @@ impl Estimate {
     }
 }
 
-/// Bootstraps `statistic` over `n` paired records: it is called with the
-/// record indices of the full sample, then of each resample (drawn with
-/// replacement). NaN resamples (e.g. a ratio over an all-zero resample) are
-/// dropped.
-pub fn bootstrap(n: usize, statistic: impl Fn(&[usize]) -> f64) -> Estimate {
-    let all: Vec<usize> = (0..n).collect();
+/// Records grouped into the clusters a resample draws whole: each inner
+/// list holds the indices of one cluster's records.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Clusters(Vec<Vec<usize>>);
+
+impl Clusters {
+    /// Record `i` in the cluster named `keys[i]` (first-seen order).
+    pub fn of<K: AsRef<str>>(keys: &[K]) -> Self {
+        let mut index: std::collections::HashMap<&str, usize> = Default::default();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let g = *index.entry(k.as_ref()).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[g].push(i);
+        }
+        Self(groups)
+    }
+
+    /// Every record a cluster of its own (independent records).
+    pub fn singletons(n: usize) -> Self {
+        Self((0..n).map(|i| vec![i]).collect())
+    }
+
+    /// How many clusters.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn records(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+}
+
+/// Bootstraps `statistic` over paired records grouped in `clusters`: it is
+/// called with the record indices of the full sample, then of each
+/// resample (as many clusters drawn with replacement as there are, each
+/// with all its records). NaN resamples (e.g. a ratio over an all-zero
+/// resample) are dropped.
+pub fn bootstrap(clusters: &Clusters, statistic: impl Fn(&[usize]) -> f64) -> Estimate {
+    let all: Vec<usize> = (0..clusters.records()).collect();
     let value = statistic(&all);
-    if n == 0 {
+    let g = clusters.len();
+    if g == 0 {
         return Estimate {
             value,
             lo: f64::NAN,
@@ -71,10 +115,13 @@ pub fn bootstrap(n: usize, statistic: impl Fn(&[usize]) -> f64) -> Estimate {
         };
     }
     let mut rng = Rng::new(SEED);
-    let mut idx = vec![0; n];
+    let mut idx = Vec::with_capacity(all.len());
     let mut stats: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
-            idx.iter_mut().for_each(|i| *i = rng.below(n));
+            idx.clear();
+            for _ in 0..g {
+                idx.extend_from_slice(&clusters.0[rng.below(g)]);
+            }
             statistic(&idx)
         })
         .filter(|s| !s.is_nan())
@@ -87,16 +134,19 @@ pub fn bootstrap(n: usize, statistic: impl Fn(&[usize]) -> f64) -> Estimate {
     }
 }
 
-/// Mean difference `a[i] - b[i]` with its interval.
-pub fn paired_difference(a: &[f64], b: &[f64]) -> Estimate {
-    bootstrap(a.len().min(b.len()), |ix| {
+/// Mean difference `a[i] - b[i]` with its interval (records clustered as
+/// given; `a`, `b` and the clusters cover the same records).
+pub fn paired_difference(a: &[f64], b: &[f64], clusters: &Clusters) -> Estimate {
+    debug_assert!(a.len() == b.len() && a.len() == clusters.records());
+    bootstrap(clusters, |ix| {
         ix.iter().map(|&i| a[i] - b[i]).sum::<f64>() / ix.len() as f64
     })
 }
 
 /// Ratio of means `mean(a) / mean(b)` with its interval (retention).
-pub fn ratio_of_means(a: &[f64], b: &[f64]) -> Estimate {
-    bootstrap(a.len().min(b.len()), |ix| {
+pub fn ratio_of_means(a: &[f64], b: &[f64], clusters: &Clusters) -> Estimate {
+    debug_assert!(a.len() == b.len() && a.len() == clusters.records());
+    bootstrap(clusters, |ix| {
         let (sa, sb) = ix
             .iter()
             .fold((0.0, 0.0), |(x, y), &i| (x + a[i], y + b[i]));
@@ -137,14 +187,17 @@ mod tests {
         let mut rng = Rng::new(7);
         let b: Vec<f64> = (0..300).map(|_| 2.0 + noise(&mut rng)).collect();
         let a: Vec<f64> = b.iter().map(|x| x + 0.05 + 0.1 * noise(&mut rng)).collect();
-        let d = paired_difference(&a, &b);
+        let d = paired_difference(&a, &b, &Clusters::singletons(a.len()));
         assert!(d.lo < 0.05 && 0.05 < d.hi, "{d:?}");
         assert!(d.lo <= d.value && d.value <= d.hi);
         // The pairing removes the shared difficulty: the interval is far
         // narrower than the spread of b, and excludes zero.
         assert!(d.hi - d.lo < 0.05, "{d:?}");
         assert_eq!(d.side_of(0.0), Ordering::Greater);
-        assert_eq!(paired_difference(&b, &a).side_of(0.0), Ordering::Less);
+        assert_eq!(
+            paired_difference(&b, &a, &Clusters::singletons(a.len())).side_of(0.0),
+            Ordering::Less
+        );
     }
 
     #[test]
@@ -152,7 +205,7 @@ mod tests {
         let mut rng = Rng::new(11);
         let b: Vec<f64> = (0..200).map(|_| noise(&mut rng)).collect();
         let a: Vec<f64> = b.iter().map(|x| x + 0.2 * noise(&mut rng)).collect();
-        let d = paired_difference(&a, &b);
+        let d = paired_difference(&a, &b, &Clusters::singletons(a.len()));
         assert_eq!(d.side_of(0.0), Ordering::Equal, "{d:?}");
     }
 
@@ -160,12 +213,45 @@ mod tests {
     fn ratio_of_means_and_determinism() {
         let a = [0.9, 0.45, 0.0, 0.9];
         let b = [1.0, 0.5, 0.0, 1.0];
-        let r = ratio_of_means(&a, &b);
+        let one = Clusters::singletons(4);
+        let r = ratio_of_means(&a, &b, &one);
         assert!((r.value - 0.9).abs() < 1e-12, "{r:?}");
         // Every resample has the same ratio (or none, when all-zero).
         assert!((r.lo - 0.9).abs() < 1e-12 && (r.hi - 0.9).abs() < 1e-12);
-        assert_eq!(r, ratio_of_means(&a, &b), "fixed seed");
-        assert!(paired_difference(&[], &[]).lo.is_nan());
+        assert_eq!(r, ratio_of_means(&a, &b, &one), "fixed seed");
+        assert!(paired_difference(&[], &[], &Clusters::singletons(0))
+            .lo
+            .is_nan());
+    }
+
+    /// Ten articles of twenty records each, where a mode's gain depends on
+    /// the article: resampling records as independent pretends there are
+    /// 200 samples and gives an interval far too narrow; resampling
+    /// articles gives the honest, wider one, which here includes zero.
+    #[test]
+    fn clustered_records_widen_the_interval() {
+        let mut rng = Rng::new(3);
+        let (mut a, mut b, mut keys) = (Vec::new(), Vec::new(), Vec::new());
+        for article in 0..10 {
+            let effect = if article % 2 == 0 { 0.35 } else { -0.2 };
+            for _ in 0..20 {
+                let base = noise(&mut rng);
+                b.push(base);
+                a.push(base + effect + 0.05 * noise(&mut rng));
+                keys.push(format!("article-{article}"));
+            }
+        }
+        let naive = paired_difference(&a, &b, &Clusters::singletons(a.len()));
+        let clusters = Clusters::of(&keys);
+        assert_eq!(clusters.len(), 10);
+        let honest = paired_difference(&a, &b, &clusters);
+        assert_eq!(naive.value, honest.value, "the same point estimate");
+        assert!(
+            honest.hi - honest.lo > 3.0 * (naive.hi - naive.lo),
+            "{naive:?} vs {honest:?}"
+        );
+        assert_eq!(naive.side_of(0.0), Ordering::Greater, "{naive:?}");
+        assert_eq!(honest.side_of(0.0), Ordering::Equal, "{honest:?}");
     }
 
     #[test]

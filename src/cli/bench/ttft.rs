@@ -28,6 +28,10 @@ pub struct TtftArgs {
     /// same model and threads, as llama.cpp's tools run) computes.
     #[arg(long)]
     under_load: bool,
+    /// Leave out sequential prefill with flash attention on (timed by
+    /// default: the fair baseline is the faster sequential prefill).
+    #[arg(long)]
+    no_flash_baseline: bool,
     #[command(flatten)]
     pub(super) ape: ApeArgs,
     /// Print one JSON object instead of the table.
@@ -45,6 +49,7 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
         repeats: args.repeats,
         modes: bench_modes(args.ape.params()?),
         under_load: args.under_load,
+        flash_baseline: !args.no_flash_baseline,
     };
     let quiet = args.json;
     let r = ttft(&engine, &options, &mut |m| {
@@ -69,6 +74,7 @@ fn print_report(r: &TtftReport) {
         r.prefix_tokens, r.chunks, r.chunk_tokens, r.question_tokens, r.kv_type, r.repeats
     );
     print_modes(&r.modes, r.ape_decode_vs_parallel);
+    print_memory(&r.modes, &r.baseline);
     if let Some(u) = &r.under_load {
         println!("\n  {} {}", bold("under load:"), u.competitor);
         print_modes(&u.modes, u.ape_decode_vs_parallel);
@@ -83,6 +89,35 @@ fn print_report(r: &TtftReport) {
         r.state_mb_total,
         r.chunk_encode_tokens_per_s
     );
+}
+
+/// Time to first token with the states already in memory, per tier.
+fn print_memory(modes: &[ModeFigures], baseline: &str) {
+    let base = modes
+        .iter()
+        .find(|m| m.mode == baseline)
+        .map_or(0.0, |m| m.ttft_ms);
+    let rows: Vec<_> = modes.iter().filter(|m| !m.memory.is_empty()).collect();
+    if rows.is_empty() {
+        return;
+    }
+    println!("\n  states held in memory (nothing read from disk); speedup over {baseline}");
+    for m in rows {
+        let tiers: Vec<String> = m
+            .memory
+            .iter()
+            .map(|t| {
+                format!(
+                    "{} {:.1} ms (placement {:.1} ms, {:.1}×)",
+                    t.tier,
+                    t.ttft_ms,
+                    t.load_ms,
+                    crate::bench::ratio(base, t.ttft_ms)
+                )
+            })
+            .collect();
+        println!("  {:<36} {}", m.mode, tiers.join(" · "));
+    }
 }
 
 fn print_modes(modes: &[ModeFigures], ape_vs_parallel: Option<f64>) {
