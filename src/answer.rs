@@ -107,12 +107,14 @@ pub fn ask(
     let retrieval = t0.elapsed();
     let info = states.engine.info();
     let (mut mode, mut decoding) = (options.mode, options.generate);
+    // A base model's plain layout ends its answer at a stop text.
+    decoding.stops = states.layout.stops();
     if let Err(why) = info.ape_support() {
         // Before any state work: the cached modes rely on the attention and
         // cache layout APE was verified for, and so does reading attention
         // shares (a sliding window hides chunk cells the shares would
         // count).
-        if mode != Mode::Sequential {
+        if mode.chunks_alone().is_some() {
             notes.push(format!(
                 "{} is not available on this model ({why}): answered with sequential prefill",
                 mode.name()
@@ -164,6 +166,7 @@ pub fn ask(
     let state_prep = t1.elapsed();
     let refs: Vec<&ChunkState> = chunk_states.iter().collect();
     let q = states.question(question);
+    // Hits come best first; sequential (`exact`) reads them best last.
     let ranking: Vec<usize> = (0..refs.len()).collect();
     let ctx = Context {
         prefix: &states.prefix,
@@ -233,7 +236,7 @@ fn fit(
     let lengths = hits.iter().map(|(_, c)| c.tokens);
     let positions = fixed
         + match mode {
-            Mode::Sequential => lengths.sum(),
+            Mode::Sequential | Mode::SequentialStored => lengths.sum(),
             Mode::Ape(p) if p.reread > 0 => {
                 let mut l: Vec<usize> = lengths.collect();
                 let reread: usize = l.iter().take(p.reread as usize).sum();

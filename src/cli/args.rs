@@ -364,6 +364,8 @@ impl AskArgs {
                 max_tokens: self.max_tokens,
                 sampling,
                 attribution,
+                // The prompt layout's own, set by the answer.
+                stops: &[],
             },
         })
     }

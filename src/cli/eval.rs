@@ -28,9 +28,12 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     dataset: PathBuf,
     /// Modes to compare, comma-separated, sequential first (the baseline):
-    /// `sequential`, `pcw`, `parallel`, `ape`, `ape-t` (temperature only,
-    /// S = 1) and `ape:t=0.8:s=1:reread=1:focus=3` (APE with these values;
-    /// others as for `ape`). The default is the paper's ablation.
+    /// `sequential` (the chunks best last, nearest the question),
+    /// `sequential-stored` (in the record's order: the reading-order
+    /// control), `pcw`, `parallel`, `ape`, `ape-t` (temperature only, S = 1)
+    /// and `ape:t=0.8:s=1:reread=1:focus=3` (APE with these values; others
+    /// as for `ape`; `ape:t=1:s=1:reread=1` is parallel + re-read). The
+    /// default is the paper's ablation.
     #[arg(
         long,
         value_delimiter = ',',
@@ -48,8 +51,9 @@ pub struct EvalArgs {
     #[arg(long, default_value_t = 32, value_name = "N")]
     max_tokens: usize,
     /// Predictions file; re-running with it resumes, and rows made with
-    /// the same mode (and T, S) are reused [default: in the cache dir, keyed
-    /// by dataset, model and --max-tokens].
+    /// the same mode (and T, S) for the same record content are reused
+    /// [default: in the cache dir, keyed by model, prompt, --max-tokens and
+    /// state format; rows carry their record's content hash].
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
     /// How chunk states are stored and read back: `compact` (what ape-chat
@@ -93,13 +97,14 @@ fn parse_modes(names: &[String], ape: ApeParams) -> anyhow::Result<Vec<Mode>> {
             let m = m.trim();
             Ok(match m {
                 "sequential" => Mode::Sequential,
+                "sequential-stored" => Mode::SequentialStored,
                 "pcw" => Mode::Pcw,
                 "parallel" => Mode::Parallel,
                 "ape" => Mode::Ape(ape),
                 "ape-t" => Mode::Ape(ApeParams { scale: 1.0, ..ape }),
                 spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
                 other => anyhow::bail!(
-                    "unknown mode `{other}` (sequential, pcw, parallel, ape, ape-t, ape:t=…:s=…:reread=…:focus=…)"
+                    "unknown mode `{other}` (sequential, sequential-stored, pcw, parallel, ape, ape-t, ape:t=…:s=…:reread=…:focus=…)"
                 ),
             })
         })
@@ -167,10 +172,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
             );
         }
     }
-    let path = args
-        .results
-        .clone()
-        .unwrap_or_else(|| default_path(&args.dataset, &stamp));
+    let path = args.results.clone().unwrap_or_else(|| default_path(&stamp));
     let mut results = Results::open(&path, &stamp);
     if !args.json {
         if results.other > 0 {
@@ -209,12 +211,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
         bar.set_position(done as u64);
     })?;
     bar.finish_and_clear();
-    let ids: std::collections::HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
-    let done: Vec<Prediction> = results
-        .rows
-        .into_iter()
-        .filter(|p| ids.contains(p.id.as_str()))
-        .collect();
+    let done: Vec<Prediction> = results.of(&records).into_iter().cloned().collect();
     let summary: Vec<_> = modes.iter().map(|&m| summarize(&done, m)).collect();
     let (paired, retention) = compare(&done, &modes);
     let formats = match args.against_state_format.map(StateFormat::from) {
@@ -226,8 +223,12 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
                 states: f,
                 ..stamp.clone()
             };
-            let path = default_path(&args.dataset, &theirs);
-            let rows = Results::open(&path, &theirs).rows;
+            let path = default_path(&theirs);
+            let rows: Vec<Prediction> = Results::open(&path, &theirs)
+                .of(&records)
+                .into_iter()
+                .cloned()
+                .collect();
             anyhow::ensure!(
                 !rows.is_empty(),
                 "no rows made with {f:?} states for this dataset and these settings: run eval with --state-format {} first",

@@ -14,8 +14,13 @@ use super::{EngineError, Session, TokenId};
 /// How the retrieved chunks reach the model; the paper's ablation in order.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Mode {
-    /// Prefix, chunks and question prefilled as one sequence (the baseline).
+    /// Prefix, chunks and question prefilled as one sequence (the baseline),
+    /// the chunks best last: nearest the question, where a re-read puts its
+    /// chunk, so that no mode gains from reading order alone.
     Sequential,
+    /// Sequential prefill with the chunks in prompt order, whatever their
+    /// ranking: the control that shows what reading order alone is worth.
+    SequentialStored,
     /// Parallel context windows: chunk states encoded each on its own with
     /// nothing before them, side by side at the same positions, ordinary
     /// attention (the paper's PCW baseline).
@@ -32,6 +37,7 @@ impl Mode {
     pub fn name(&self) -> &'static str {
         match self {
             Mode::Sequential => "sequential",
+            Mode::SequentialStored => "sequential-stored",
             Mode::Pcw => "pcw",
             Mode::Parallel => "parallel",
             Mode::Ape(_) => "ape",
@@ -42,7 +48,7 @@ impl Mode {
     /// prefix (`Some(false)`), alone (`Some(true)`), or none (sequential).
     pub fn chunks_alone(&self) -> Option<bool> {
         match self {
-            Mode::Sequential => None,
+            Mode::Sequential | Mode::SequentialStored => None,
             Mode::Pcw => Some(true),
             Mode::Parallel | Mode::Ape(_) => Some(false),
         }
@@ -67,9 +73,10 @@ impl fmt::Display for Mode {
     }
 }
 
-/// What a question is answered over. `chunks` are in prompt order (the
-/// order sequential prefill reads them); `ranking` lists their indices best
-/// first (what re-reading picks from). PCW needs states encoded alone.
+/// What a question is answered over. `chunks` are in prompt order (the order
+/// the parallel block lays them out); `ranking` lists their indices best
+/// first: what re-reading picks from and what sequential prefill reads best
+/// last. PCW needs states encoded alone.
 #[derive(Clone, Copy)]
 pub struct Context<'a> {
     pub prefix: &'a PrefixState,
@@ -89,6 +96,29 @@ pub enum Sampling {
         top_p: f32,
         seed: u32,
     },
+}
+
+impl Context<'_> {
+    /// The order sequential prefill reads the chunks in: any the ranking
+    /// leaves out first (in prompt order), then the ranked ones worst to
+    /// best, so the best is read last.
+    pub fn best_last(&self) -> Vec<usize> {
+        let ranked: Vec<usize> = self
+            .ranking
+            .iter()
+            .copied()
+            .filter(|&i| i < self.chunks.len())
+            .collect();
+        let mut order: Vec<usize> = (0..self.chunks.len())
+            .filter(|i| !ranked.contains(i))
+            .collect();
+        for i in ranked.into_iter().rev() {
+            if !order.contains(&i) {
+                order.push(i);
+            }
+        }
+        order
+    }
 }
 
 impl Sampling {
@@ -115,6 +145,10 @@ pub struct GenerateOptions {
     pub sampling: Sampling,
     /// Measure each chunk's share of the answer's attention (a little slower).
     pub attribution: bool,
+    /// Texts that end the answer (not shown): a base model in the plain
+    /// layout has no end-of-turn token and would go on to invent the next
+    /// question ([`super::PromptLayout::stops`]).
+    pub stops: &'static [&'static str],
 }
 
 impl Default for GenerateOptions {
@@ -123,6 +157,7 @@ impl Default for GenerateOptions {
             max_tokens: 256,
             sampling: Sampling::Greedy,
             attribution: false,
+            stops: &[],
         }
     }
 }
@@ -131,6 +166,7 @@ impl Default for GenerateOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// The model ended its turn: its end token, or a stop text.
     EndOfTurn,
     MaxTokens,
     Cancelled,
@@ -194,20 +230,27 @@ pub fn prefill(
         Mode::Ape(p) => &ctx.ranking[..(p.reread as usize).min(ctx.ranking.len())],
         _ => &[],
     };
-    let measured: Vec<usize> = (0..ctx.chunks.len())
-        .filter(|i| !reread.contains(i))
-        .collect();
+    // Chunks whose attention shares are measured, in the order the hook
+    // sees them: every chunk read sequentially, or the parallel block.
+    let measured: Vec<usize> = match mode {
+        Mode::Sequential => ctx.best_last(),
+        Mode::SequentialStored => (0..ctx.chunks.len()).collect(),
+        _ => (0..ctx.chunks.len())
+            .filter(|i| !reread.contains(i))
+            .collect(),
+    };
+    let in_order =
+        |order: &[usize]| -> Vec<&ChunkState> { order.iter().map(|&i| ctx.chunks[i]).collect() };
     match mode {
-        Mode::Sequential => session.load_prefix(ctx.prefix)?,
+        Mode::Sequential | Mode::SequentialStored => session.load_prefix(ctx.prefix)?,
         Mode::Pcw | Mode::Parallel | Mode::Ape(_) => {
-            let parallel: Vec<&ChunkState> = measured.iter().map(|&i| ctx.chunks[i]).collect();
-            session.load_parallel(ctx.prefix, &parallel)?;
+            session.load_parallel(ctx.prefix, &in_order(&measured))?;
         }
     }
     let load = t0.elapsed();
     let t1 = Instant::now();
-    if mode == Mode::Sequential {
-        session.load_sequential_chunks(ctx.chunks)?;
+    if mode.chunks_alone().is_none() {
+        session.load_sequential_chunks(&in_order(&measured))?;
     }
     session.set_ape(match mode {
         Mode::Ape(p) => Some(p),
@@ -253,6 +296,7 @@ pub fn decode_answer(
     }
     let mut sampler = options.sampling.sampler();
     let mut utf8 = Utf8Stream::default();
+    let mut stops = StopScanner::new(options.stops);
     let (mut text, mut tokens) = (String::new(), Vec::new());
     let mut ttft = Duration::ZERO;
     let mut decode_start = Instant::now();
@@ -269,20 +313,32 @@ pub fn decode_answer(
             break;
         }
         tokens.push(tok);
-        let piece = utf8.push(&engine.token_bytes(tok));
+        let (piece, ended) = stops.push(&utf8.push(&engine.token_bytes(tok)));
         text.push_str(&piece);
         if !piece.is_empty() && !on_text(&piece) {
             stop = StopReason::Cancelled;
+            break;
+        }
+        if ended {
+            stop = StopReason::EndOfTurn;
             break;
         }
         if tokens.len() < options.max_tokens {
             session.eval(&[tok])?;
         }
     }
-    let rest = utf8.finish();
-    if !rest.is_empty() {
-        on_text(&rest);
-        text.push_str(&rest);
+    if !stops.ended {
+        // Bytes of an unfinished character, then whatever was held back.
+        let (mut rest, ended) = stops.push(&utf8.finish());
+        if ended {
+            stop = StopReason::EndOfTurn;
+        } else {
+            rest.push_str(&stops.finish());
+        }
+        if !rest.is_empty() {
+            on_text(&rest);
+            text.push_str(&rest);
+        }
     }
     Ok(Generated {
         text,
@@ -324,6 +380,71 @@ pub fn score_continuation(
         }
     }
     Ok(out)
+}
+
+/// Cuts a streamed answer at the first stop text, holding back only what
+/// could still become one (a "\n" that may start "\n\n"). Stops count
+/// once the answer has begun: leading blank lines are not an answer's end.
+struct StopScanner {
+    stops: &'static [&'static str],
+    held: String,
+    started: bool,
+    ended: bool,
+}
+
+impl StopScanner {
+    fn new(stops: &'static [&'static str]) -> Self {
+        Self {
+            stops,
+            held: String::new(),
+            started: false,
+            ended: false,
+        }
+    }
+
+    /// The text that can be shown now, and whether a stop was reached
+    /// (nothing after it is ever shown).
+    fn push(&mut self, piece: &str) -> (String, bool) {
+        if self.ended {
+            return (String::new(), true);
+        }
+        self.held.push_str(piece);
+        let mut out = String::new();
+        if !self.started {
+            match self.held.find(|c: char| !c.is_whitespace()) {
+                None => return (std::mem::take(&mut self.held), false),
+                Some(i) => {
+                    out.push_str(&self.held[..i]);
+                    self.held.drain(..i);
+                    self.started = true;
+                }
+            }
+        }
+        if let Some(at) = self.stops.iter().filter_map(|s| self.held.find(s)).min() {
+            out.push_str(&self.held[..at]);
+            self.held.clear();
+            self.ended = true;
+            return (out, true);
+        }
+        // The longest tail that is the start of some stop stays held.
+        let keep = self
+            .held
+            .char_indices()
+            .map(|(i, _)| i)
+            .find(|&i| {
+                let tail = &self.held[i..];
+                self.stops.iter().any(|s| s.starts_with(tail))
+            })
+            .unwrap_or(self.held.len());
+        out.push_str(&self.held[..keep]);
+        self.held.drain(..keep);
+        (out, false)
+    }
+
+    /// What is still held when the answer ends without a stop.
+    fn finish(&mut self) -> String {
+        std::mem::take(&mut self.held)
+    }
 }
 
 /// Turns a stream of token bytes into text without ever splitting or
@@ -374,7 +495,7 @@ impl Utf8Stream {
 
 #[cfg(test)]
 mod tests {
-    use super::Utf8Stream;
+    use super::{StopScanner, Utf8Stream};
 
     #[test]
     fn characters_split_across_tokens_come_out_whole() {
@@ -386,6 +507,42 @@ mod tests {
         }
         out.push_str(&d.finish());
         assert_eq!(out, "héllo → 世界");
+    }
+
+    #[test]
+    fn a_stop_text_ends_the_answer_however_the_tokens_split_it() {
+        const STOPS: &[&str] = &["\n\n", "\nQuestion:"];
+        let run = |pieces: &[&str]| {
+            let mut s = StopScanner::new(STOPS);
+            let (mut shown, mut ended) = (String::new(), false);
+            for p in pieces {
+                let (out, e) = s.push(p);
+                shown.push_str(&out);
+                if e {
+                    ended = true;
+                    break;
+                }
+            }
+            if !ended {
+                shown.push_str(&s.finish());
+            }
+            (shown, ended)
+        };
+        assert_eq!(
+            run(&["35 days.", "\n", "\n", "Question"]),
+            ("35 days.".into(), true)
+        );
+        assert_eq!(
+            run(&["35", " days.\nQu", "estion: How"]),
+            ("35 days.".into(), true)
+        );
+        // A newline that starts no stop is shown, late but whole.
+        assert_eq!(run(&["a\n", "b", "\nQuest"]), ("a\nb\nQuest".into(), false));
+        // Blank lines before the answer begins do not end it.
+        assert_eq!(run(&["\n\n", "Yes.", "\n\n"]), ("\n\nYes.".into(), true));
+        // Without stops, everything passes through at once.
+        let mut s = StopScanner::new(&[]);
+        assert_eq!(s.push("a\n\n"), ("a\n\n".into(), false));
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant. Answer the
 using the documents in the user's message. Be concise. If the documents do not contain \
 the answer, say so.";
 
+/// Where a plain-layout answer ends ([`PromptLayout::stops`]).
+pub const PLAIN_STOPS: &[&str] = &["\n\n", "\nQuestion:"];
+
 const MARK: &str = "\u{1}APE-CHAT-USER-MESSAGE\u{1}";
 
 /// Token layout derived from the model's own chat template.
@@ -83,6 +86,16 @@ impl PromptLayout {
     /// Tokens of one chunk as it is encoded: its text, then a blank line.
     pub fn chunk(&self, engine: &Engine, text: &str) -> Vec<TokenId> {
         engine.tokenize(&format!("{}\n\n", text.trim_end()))
+    }
+
+    /// Texts that end an answer: none with a chat template (its end-of-turn
+    /// token does), and in the plain layout a blank line or the start of a
+    /// next "Question:", which is how a base model goes on after answering.
+    pub fn stops(&self) -> &'static [&'static str] {
+        match self.template {
+            Template::Model => &[],
+            Template::Plain(_) => PLAIN_STOPS,
+        }
     }
 
     /// Tokens of the question, closing the user turn.

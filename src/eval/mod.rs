@@ -25,3 +25,16 @@ pub fn context_for(records: &[datasets::Record], max_tokens: usize) -> u32 {
         .unwrap_or(0);
     (widest + 1024 + max_tokens).next_multiple_of(256) as u32
 }
+
+/// This build: the crate version and a hash of the running executable, so
+/// a results row says which code made it even between commits.
+pub fn code_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let build = std::env::current_exe()
+            .and_then(std::fs::read)
+            .map(|b| blake3::hash(&b).to_hex()[..12].to_string())
+            .unwrap_or_else(|_| "unknown".into());
+        format!("{}+{build}", env!("CARGO_PKG_VERSION"))
+    })
+}

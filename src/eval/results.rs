@@ -4,6 +4,7 @@
 //! made with several stamps (settings); a run reads and extends only its
 //! own, so rows made with different settings never mix.
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,20 +27,13 @@ pub enum ResultsError {
     Engine(#[from] crate::engine::EngineError),
 }
 
-/// The results file for `dataset` and `stamp` under the cache. Rows carry
-/// their mode and stamp, so runs with other modes or APE values share a
-/// file and reuse what they have in common.
-pub fn default_path(dataset: &Path, stamp: &Stamp) -> PathBuf {
+/// The results file for `stamp` under the cache. Rows carry their record's
+/// content hash, mode and stamp, so runs with other modes, APE values or
+/// subsets of a dataset share a file and reuse what they have in common.
+pub fn default_path(stamp: &Stamp) -> PathBuf {
     let mut h = blake3::Hasher::new();
-    h.update(
-        dataset
-            .canonicalize()
-            .unwrap_or_else(|_| dataset.to_owned())
-            .to_string_lossy()
-            .as_bytes(),
-    );
     h.update(serde_json::to_string(stamp).unwrap_or_default().as_bytes());
-    h.update(b"v3");
+    h.update(b"v4");
     crate::paths::eval_results_dir().join(format!("{}.jsonl", &h.finalize().to_hex()[..16]))
 }
 
@@ -76,19 +70,33 @@ impl Results {
         }
     }
 
+    /// This stamp's rows for `records` as they are now: a row made for an
+    /// earlier version of a record (same id, other content) is left out.
+    pub fn of<'a>(&'a self, records: &[Record]) -> Vec<&'a Prediction> {
+        let current: HashMap<&str, String> = records
+            .iter()
+            .map(|r| (r.id.as_str(), r.fingerprint()))
+            .collect();
+        self.rows
+            .iter()
+            .filter(|p| current.get(p.id.as_str()) == Some(&p.record))
+            .collect()
+    }
+
     /// Per record, the modes (and APE settings) it has no row for yet.
     pub fn missing<'r>(
         &self,
         records: &'r [Record],
         modes: &[Mode],
     ) -> Vec<(&'r Record, Vec<Mode>)> {
+        let done = self.of(records);
         records
             .iter()
             .map(|r| {
                 let todo = modes
                     .iter()
                     .copied()
-                    .filter(|&m| !self.rows.iter().any(|p| p.id == r.id && p.is(m)))
+                    .filter(|&m| !done.iter().any(|p| p.id == r.id && p.is(m)))
                     .collect::<Vec<_>>();
                 (r, todo)
             })

@@ -37,10 +37,24 @@ pub struct Stamp {
     /// compact format were made with f16 states).
     #[serde(default = "f16_states")]
     pub states: StateFormat,
+    /// How modes are run ([`METHOD`]): rows made by an earlier method
+    /// measured something else under the same name.
+    #[serde(default = "first_method")]
+    pub method: u32,
 }
+
+/// The evaluation method, raised whenever a change makes a mode's rows
+/// incomparable with earlier ones. 2: `sequential` reads the chunks best
+/// last (method 1 read them in the record's stored order, now
+/// `sequential-stored`).
+pub const METHOD: u32 = 2;
 
 fn f16_states() -> StateFormat {
     StateFormat::F16
+}
+
+fn first_method() -> u32 {
+    1
 }
 
 impl Stamp {
@@ -67,6 +81,7 @@ impl Stamp {
             style: style.to_string(),
             max_tokens,
             states: states_format,
+            method: METHOD,
         }
     }
 }
@@ -79,6 +94,15 @@ pub struct Prediction {
     /// resampled together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// The record's content hash ([`Record::fingerprint`]): a row answers
+    /// this exact question, contexts and answers, and is not reused once
+    /// the record changes.
+    #[serde(default)]
+    pub record: String,
+    /// The build that made the row ([`super::code_version`]), for the
+    /// record; rows from other builds are reused unless [`METHOD`] moved.
+    #[serde(default)]
+    pub code: String,
     pub mode: String,
     /// APE's settings (absent in the other modes): a resumed run only
     /// reuses rows made with the same values.
@@ -117,6 +141,7 @@ fn ape_params(mode: Mode) -> Option<ApeParams> {
 /// A record's chunk states and tokens, ready to be answered in any mode.
 pub struct Prepared {
     pub id: String,
+    pub fingerprint: String,
     pub group: Option<String>,
     pub answers: Vec<String>,
     /// Chunk states encoded after the prefix, in the record's order.
@@ -177,6 +202,7 @@ pub fn prepare(
     };
     Ok(Prepared {
         id: record.id.clone(),
+        fingerprint: record.fingerprint(),
         group: record.group.clone(),
         answers: record.answers.clone(),
         states: shared,
@@ -251,6 +277,7 @@ pub fn answer(
         max_tokens: stamp.max_tokens,
         sampling: Sampling::Greedy,
         attribution: false,
+        stops: states.layout.stops(),
     };
     let g = decode_answer(s, options, timings, start, &mut |_| true)?;
     s.rewind(question_end)?;
@@ -259,6 +286,8 @@ pub fn answer(
     Ok(Prediction {
         id: p.id.clone(),
         group: p.group.clone(),
+        record: p.fingerprint.clone(),
+        code: super::code_version().to_string(),
         mode: mode.name().to_string(),
         ape: ape_params(mode),
         settings: stamp.clone(),
@@ -548,6 +577,8 @@ mod tests {
         Prediction {
             id: id.into(),
             group: None,
+            record: String::new(),
+            code: String::new(),
             mode: mode.name().into(),
             ape: ape_params(mode),
             settings: Stamp {
@@ -558,6 +589,7 @@ mod tests {
                 style: String::new(),
                 max_tokens: 8,
                 states: StateFormat::Compact,
+                method: METHOD,
             },
             answer: String::new(),
             em: f1.round(),

@@ -170,6 +170,29 @@ fn an_unsupported_model_answers_sequentially_and_says_why() {
     );
 }
 
+/// A base model in the plain layout has no end-of-turn token: its answer
+/// ends at a blank line or a next "Question:", never running on into an
+/// invented exchange.
+#[test]
+fn a_base_model_answer_ends_without_trailing_junk() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(cache.path())
+        .args(["--ask", "How long are nightly snapshots kept?", "--json"])
+        .args(["--max-tokens", "96", "--model"])
+        .arg(gemma_model_path())
+        .arg(sample_dir())
+        .succeed();
+    let lines = json_lines(&out);
+    let answer = record(&lines, "answer");
+    let text = answer["text"].as_str().expect("text");
+    assert_eq!(answer["stop"], "end_of_turn", "{text:?}");
+    assert!(!text.trim().is_empty(), "{text:?}");
+    assert!(
+        !text.contains("Question") && !text.trim().contains("\n\n"),
+        "{text:?}"
+    );
+}
+
 #[test]
 fn doctor_names_a_file_that_is_not_a_model() {
     let dir = tempfile::tempdir().expect("tempdir");

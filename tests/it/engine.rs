@@ -172,6 +172,61 @@ fn refinements_at_their_neutral_settings_reproduce_their_baselines() {
     );
 }
 
+/// The fair baseline: sequential prefill reads the chunks best last, nearest
+/// the question, whatever their prompt order, and a re-read takes the best
+/// *ranked* chunk. The references decode the tokens in the expected order
+/// with the session's primitives, not through `prefill`'s ordering.
+#[test]
+fn sequential_reads_best_last_and_rereads_take_the_best_ranked_chunk() {
+    use ape_chat::engine::generate::{prefill, Context};
+    use ape_chat::engine::Mode;
+    let (e, l) = (engine(), layout());
+    let mut s = e.session().expect("session");
+    let (prefix, chunks) = crate::common::sample_states(&mut s);
+    let all: Vec<_> = chunks.iter().collect();
+    let q = l.question(e, SAMPLE_QUESTION);
+    // Best first: chunk 1, then 2, then 0; read as 0, 2, 1.
+    let ranking = [1, 2, 0];
+    let ctx = Context {
+        prefix: &prefix,
+        chunks: &all,
+        ranking: &ranking,
+        question: &q,
+    };
+    assert_eq!(ctx.best_last(), [0, 2, 1]);
+    let timings = prefill(&mut s, Mode::Sequential, &ctx).expect("prefill");
+    assert_eq!(timings.measured, [0, 2, 1], "shares come in reading order");
+    let fair = s.logits().expect("logits").to_vec();
+
+    s.clear();
+    s.eval(prefix.tokens()).expect("prefix");
+    for i in [0, 2, 1] {
+        s.eval(chunks[i].tokens()).expect("chunk");
+    }
+    s.eval(&q).expect("question");
+    assert_eq!(fair, s.logits().expect("logits"), "best chunk read last");
+
+    prefill(&mut s, Mode::SequentialStored, &ctx).expect("prefill");
+    assert_ne!(
+        fair,
+        s.logits().expect("logits"),
+        "the stored order (0, 1, 2) is another prompt"
+    );
+
+    let reread = ApeParams {
+        reread: 1,
+        ..ApeParams::new(0.8, 0.9)
+    };
+    prefill(&mut s, Mode::Ape(reread), &ctx).expect("prefill");
+    let got = s.logits().expect("logits").to_vec();
+    s.load_parallel(&prefix, &[&chunks[0], &chunks[2]])
+        .expect("parallel");
+    s.set_ape(Some(reread)).expect("ape");
+    s.feed(chunks[1].tokens()).expect("re-read");
+    s.eval(&q).expect("question");
+    assert_eq!(got, s.logits().expect("logits"), "re-read the best ranked");
+}
+
 /// APE decodes in one uninterrupted graph compute: the edit runs inside
 /// llama.cpp's softmax, and the callback is handed no node (each would split
 /// the graph, which is what slowed APE's decode). Attribution still needs
@@ -475,6 +530,7 @@ mod decoding {
                 max_tokens,
                 sampling,
                 attribution: false,
+                stops: &[],
             },
             &mut |piece| {
                 streamed.push_str(piece);
@@ -528,22 +584,23 @@ fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
     let (prefix, chunks) = crate::common::sample_states(&mut s);
     let refs: Vec<_> = chunks.iter().collect();
     let p = prefix.tokens().len();
-    let mut bounds = vec![p];
-    for c in &chunks {
-        bounds.push(bounds[bounds.len() - 1] + c.tokens().len());
-    }
     for mode in [
         Mode::Sequential,
         Mode::Parallel,
         Mode::Ape(ApeParams::DEFAULT),
     ] {
         let q = l.question(e, SAMPLE_QUESTION);
-        ape_chat::engine::generate::prefill(
+        let timings = ape_chat::engine::generate::prefill(
             &mut s,
             mode,
             &crate::common::context(&prefix, &refs, &q),
         )
         .expect("prefill");
+        // Chunk cells follow the prefix in the order the chunks were read.
+        let mut bounds = vec![p];
+        for &i in &timings.measured {
+            bounds.push(bounds[bounds.len() - 1] + chunks[i].tokens().len());
+        }
         let t = if let Mode::Ape(p) = mode {
             p.temperature as f64
         } else {
@@ -604,13 +661,30 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
     let refs: Vec<_> = chunks.iter().collect();
     let q = l.question(e, SAMPLE_QUESTION);
     let gold = e.tokenize("Marta Ilves introduced it.");
+    let alone_prefix = prefix.alone();
+    let alone: Vec<_> = chunks
+        .iter()
+        .map(|c| s.encode_chunk(&alone_prefix, c.tokens()).expect("alone"))
+        .collect();
+    let alone_refs: Vec<_> = alone.iter().collect();
+    let reread = ApeParams {
+        reread: 1,
+        ..ApeParams::DEFAULT
+    };
     for mode in [
         Mode::Sequential,
+        Mode::Pcw,
         Mode::Parallel,
         Mode::Ape(ApeParams::DEFAULT),
+        Mode::Ape(reread),
     ] {
+        let refs = if mode == Mode::Pcw {
+            &alone_refs
+        } else {
+            &refs
+        };
         // Direct: fresh prefill, then the gold tokens one by one, logits read here.
-        prefill(&mut s, mode, &crate::common::context(&prefix, &refs, &q)).expect("prefill");
+        prefill(&mut s, mode, &crate::common::context(&prefix, refs, &q)).expect("prefill");
         let mut direct = Vec::new();
         for (i, &t) in gold.iter().enumerate() {
             let logits = s.logits().expect("logits");
@@ -624,12 +698,13 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
         // Through the API, after generating an answer and rewinding it away.
         let t0 = std::time::Instant::now();
         let timings =
-            prefill(&mut s, mode, &crate::common::context(&prefix, &refs, &q)).expect("prefill");
+            prefill(&mut s, mode, &crate::common::context(&prefix, refs, &q)).expect("prefill");
         let (question_end, first) = (s.position(), s.logits().expect("logits").to_vec());
         let opts = GenerateOptions {
             max_tokens: 12,
             sampling: Sampling::Greedy,
             attribution: false,
+            stops: &[],
         };
         let answer = decode_answer(&mut s, opts, timings, t0, &mut |_| true).expect("generate");
         assert!(!answer.tokens.is_empty());

@@ -23,6 +23,15 @@ pub struct Record {
     pub group: Option<String>,
 }
 
+impl Record {
+    /// Content hash of everything the record is answered and scored from,
+    /// so results rows are tied to the record's content, not its file name.
+    pub fn fingerprint(&self) -> String {
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        blake3::hash(&bytes).to_hex()[..16].to_string()
+    }
+}
+
 /// A dataset file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum DatasetError {
