@@ -599,12 +599,16 @@ pub fn compile_check(arch: &str) -> Result<Option<usize>, String> {
 
 #[cfg(test)]
 mod tests {
+    /// Needs NVRTC, so it is skipped (ignored) by default and reported as
+    /// such; `scripts/test.sh` runs it wherever NVRTC is installed, and there
+    /// a missing library is a failure, not a pass.
     #[test]
-    fn kernel_compiles_for_current_gpus_where_nvrtc_is_available() {
+    #[ignore = "needs NVRTC (a CUDA toolkit); scripts/test.sh runs it where one is installed"]
+    fn kernel_compiles_for_current_gpus() {
         for arch in ["sm_75", "sm_90"] {
             match super::compile_check(arch) {
                 Ok(Some(bytes)) => assert!(bytes > 1000, "{arch}: {bytes}-byte CUBIN"),
-                Ok(None) => return eprintln!("skipped: NVRTC not found (set APE_CHAT_NVRTC)"),
+                Ok(None) => panic!("NVRTC not found (set APE_CHAT_NVRTC to libnvrtc.so)"),
                 Err(log) => panic!("{arch}: {log}"),
             }
         }

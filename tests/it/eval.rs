@@ -166,6 +166,48 @@ fn eval_scores_every_mode_and_resumes() {
         again["summary"], r["summary"],
         "the old rows are still its own"
     );
+    for p in again["predictions"].as_array().expect("predictions") {
+        assert_eq!(p["settings"]["method"], 2, "{p}");
+        assert_eq!(p["record"].as_str().map(str::len), Some(16), "{p}");
+        assert!(p["code"].as_str().is_some_and(|c| c.contains('+')), "{p}");
+    }
+
+    // The reading-order control: the same chunks and question as
+    // `sequential`, in the record's order; the first record's best BM25
+    // match is not its last context, so the prompts differ.
+    let control = run(&["--modes", "sequential,sequential-stored"]);
+    assert_eq!(lines(), 40, "only the control's rows are new");
+    assert_eq!(control["summary"][0], r["summary"][0]);
+    assert_eq!(control["summary"][1]["mode"], "sequential-stored");
+    let row = |v: &Value, mode: &str| {
+        v["predictions"]
+            .as_array()
+            .expect("predictions")
+            .iter()
+            .find(|p| p["id"] == "r0" && p["mode"] == mode)
+            .cloned()
+            .expect("row")
+    };
+    assert_ne!(
+        row(&control, "sequential")["answer_logprob"],
+        row(&control, "sequential-stored")["answer_logprob"]
+    );
+
+    // An edited record is answered again, alone; its old rows stay unused.
+    let edited: String = sample_records().replacen(
+        "How long are nightly snapshots kept?",
+        "How long are nightly snapshots kept, in days?",
+        1,
+    );
+    std::fs::write(&data, edited).expect("write");
+    let after = run(&three);
+    assert_eq!(lines(), 43, "three new rows: record r0 in three modes");
+    assert_eq!(after["summary"][0]["records"], 5);
+    assert_ne!(
+        row(&after, "sequential")["record"],
+        row(&r, "sequential")["record"]
+    );
+    std::fs::write(&data, sample_records()).expect("write");
 
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(
@@ -296,5 +338,59 @@ fn calibration_is_saved_per_model_and_used_by_ask() {
         String::from_utf8_lossy(&out.stderr).contains("used by the calibration of this model"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The calibration objective measured against what it must be: with one
+/// chunk of f16 state the parallel layout at T = S = 1 *is* sequential
+/// prefill, so the attention KL is zero; APE's edit moves it away from zero, and with
+/// several chunks the unedited parallel layout is not sequential.
+#[test]
+fn attention_kl_is_zero_exactly_where_the_layouts_agree() {
+    use ape_chat::engine::{ApeParams, StateFormat};
+    use ape_chat::eval::calibrate::measure::{attention_kl, reference};
+    use ape_chat::eval::datasets::Record;
+    use ape_chat::eval::run::prepare;
+    use ape_chat::kvstore::KvStore;
+    use ape_chat::states::States;
+
+    let e = crate::common::engine();
+    let line = sample_records().lines().next().map(str::to_string);
+    let full: Record = serde_json::from_str(&line.expect("record")).expect("json");
+    let mut one = full.clone();
+    one.contexts.truncate(1);
+    // KL at T = S = 1 and with an edit, for the full record and one chunk.
+    let measure = |format: StateFormat| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = KvStore::new(dir.path()).with_format(format);
+        let states = States::new(e, crate::common::layout(), store).expect("states");
+        let mut s = e.session().expect("session");
+        let mut kl = |record: &Record, params: ApeParams| {
+            let p = prepare(&states, &mut s, record, "", false).expect("prepare");
+            let r = reference(&states, &mut s, &p).expect("reference");
+            attention_kl(&states, &mut s, &p, &r, params).expect("kl")
+        };
+        let edit = ApeParams::new(0.5, 0.8);
+        [
+            kl(&full, ApeParams::IDENTITY),
+            kl(&full, edit),
+            kl(&one, ApeParams::IDENTITY),
+            kl(&one, edit),
+        ]
+    };
+    let [several, several_edited, one, one_edited] = measure(StateFormat::F16);
+    assert!(one.abs() < 1e-9, "one f16 chunk, no edit: {one}");
+    assert!(
+        one_edited > 1e-4,
+        "the edit moves the attention: {one_edited}"
+    );
+    assert!(several > 1e-4, "parallel is not sequential: {several}");
+    assert_ne!(several, several_edited);
+    // Compact states (what ape-chat stores) move the attention a little:
+    // their quantization error, far below what the edit does.
+    let compact = measure(StateFormat::Compact)[2];
+    assert!(
+        compact > 0.0 && compact < 0.01 * one_edited,
+        "{compact} vs {one_edited}"
     );
 }

@@ -181,13 +181,20 @@ fn question_attention(
     Ok(std::mem::take(&mut *layers))
 }
 
-/// The sequential prefill's question attention for `p`.
+/// `p`'s chunks in the fair sequential order, best last. The parallel
+/// layout takes the same order (APE does not depend on it), so both
+/// attention rows list the same keys in the same columns.
+fn best_last(p: &Prepared) -> Vec<&ChunkState> {
+    p.ranking.iter().rev().map(|&i| &p.states[i]).collect()
+}
+
+/// The fair sequential prefill's question attention for `p`.
 pub fn reference(
     states: &States<'_>,
     s: &mut Session<'_>,
     p: &Prepared,
 ) -> Result<Reference, CalibrateError> {
-    let chunks: Vec<&ChunkState> = p.states.iter().collect();
+    let chunks = best_last(p);
     s.load_prefix(&states.prefix)?;
     s.load_sequential_chunks(&chunks)?;
     s.set_ape(None)?;
@@ -208,8 +215,7 @@ pub fn attention_kl(
     reference: &Reference,
     params: ApeParams,
 ) -> Result<f64, CalibrateError> {
-    let chunks: Vec<&ChunkState> = p.states.iter().collect();
-    s.load_parallel(&states.prefix, &chunks)?;
+    s.load_parallel(&states.prefix, &best_last(p))?;
     s.set_ape(Some(params))?;
     let ape = question_attention(s, &p.question, states.prefix.tokens().len())?;
     let (mut kl, mut rows) = (0.0, 0usize);
