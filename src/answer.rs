@@ -272,7 +272,7 @@ mod tests {
                     path: format!("f{i}.md"),
                     lines: (1, 2),
                     heading: Vec::new(),
-                    pages: None,
+                    place: None,
                     tokens,
                     state: String::new(),
                 };

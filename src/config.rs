@@ -29,6 +29,11 @@ pub struct FileConfig {
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
     pub top_k: Option<usize>,
+    /// Only index files matching these globs (gitignore syntax); `--include`
+    /// flags replace them.
+    pub include: Vec<String>,
+    /// Skip files matching these globs; `--exclude` flags replace them.
+    pub exclude: Vec<String>,
     pub quality: Option<crate::answer::Quality>,
     pub cache_budget_gb: Option<f64>,
     pub threads: Option<usize>,
@@ -264,6 +269,11 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # Chunk size in model tokens and chunks retrieved per question.  [APE_CHAT_CHUNK_TOKENS, APE_CHAT_TOP_K]
 # chunk_tokens = 256
 # top_k = 5
+
+# Which files to index beyond .gitignore and .ignore (gitignore-style globs,
+# relative to the folder); --include / --exclude flags replace these.
+# include = ["*.md", "docs/**"]
+# exclude = ["drafts/", "*.log"]
 
 # KV-state cache budget in GB (least recently used states are evicted).  [APE_CHAT_CACHE_BUDGET_GB]
 # cache_budget_gb = 20.0

@@ -233,6 +233,12 @@ impl FolderArgs {
             .take()
             .or_else(|| c.ort_lib.as_deref().map(expand_home));
         self.cache_budget_gb = self.cache_budget_gb.or(c.cache_budget_gb);
+        if self.include.is_empty() {
+            self.include = c.include.clone();
+        }
+        if self.exclude.is_empty() {
+            self.exclude = c.exclude.clone();
+        }
     }
 
     /// Chunk size in model tokens.

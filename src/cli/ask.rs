@@ -12,6 +12,7 @@ use super::style::{bold, dim};
 use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
 use crate::answer::Answer;
 use crate::engine::Mode;
+use crate::ingest::Place;
 use crate::kvstore::KvStore;
 use crate::numfmt::decimal;
 use crate::workspace::{context_size, Workspace};
@@ -109,12 +110,10 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
         } else {
             format!(" › {}", c.heading.join(" › "))
         };
-        let place = match c.pages {
-            Some((a, b)) if a == b => format!("p. {a}"),
-            Some((a, b)) => format!("pp. {a}-{b}"),
-            None => format!("{}-{}", c.lines.0, c.lines.1),
+        let (sep, place) = match &c.place {
+            Some(p) => (" ", p.to_string()),
+            None => (":", format!("{}-{}", c.lines.0, c.lines.1)),
         };
-        let sep = if c.pages.is_some() { " " } else { ":" };
         let share = s.attention_share.map_or(String::new(), |x| {
             format!("  {:>3.0}% of attention", x * 100.0)
         });
@@ -165,6 +164,13 @@ fn state_sources(r: &crate::states::StateReads) -> String {
     .collect()
 }
 
+/// A source's place for `--json`: its fields, and `text` as printed.
+fn location_json(p: &Place) -> serde_json::Value {
+    let mut v = serde_json::to_value(p).unwrap_or_default();
+    v["text"] = p.to_string().into();
+    v
+}
+
 fn print_json(a: &Answer) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let g = &a.generated;
@@ -189,7 +195,9 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         .map(|(i, s)| {
             json!({
                 "path": s.chunk.path, "lines": [s.chunk.lines.0, s.chunk.lines.1],
-                "heading": s.chunk.heading, "pages": s.chunk.pages, "rank": i + 1,
+                "heading": s.chunk.heading, "rank": i + 1,
+                "pages": s.chunk.place.as_ref().and_then(Place::page_range),
+                "location": s.chunk.place.as_ref().map(location_json),
                 "attention_share": s.attention_share, "bm25_rank": s.hit.bm25_rank,
                 "dense_rank": s.hit.dense_rank, "score": s.hit.score,
             })

@@ -65,6 +65,7 @@ pub fn run(
     };
     let end = tui::run(
         Model::new(turns, status),
+        &dir,
         tx,
         rx,
         |m, effect| match effect {
@@ -77,7 +78,7 @@ pub fn run(
             }
             Effect::Cancel => cancel.store(true, Ordering::SeqCst),
             Effect::Save => save(&m.turns),
-            Effect::Quit => {}
+            Effect::Quit | Effect::Open(_) | Effect::Copy(_) => {}
         },
     )?;
     save(&end.turns);
@@ -246,6 +247,11 @@ impl Worker {
                         heading: s.chunk.heading.join(" › "),
                         share: s.attention_share,
                         preview: ws.index.text(s.hit.id).ok().flatten().unwrap_or_default(),
+                        place: s.chunk.place.as_ref().map(ToString::to_string),
+                        editable: s.chunk.place.is_none()
+                            && crate::ingest::extract::lines_are_the_files(Path::new(
+                                &s.chunk.path,
+                            )),
                     })
                     .collect();
                 let g = &a.generated;

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::fsutil::write_atomic;
+use crate::ingest::Place;
 
 /// Bump when the manifest's meaning changes; an older manifest is rebuilt.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -27,17 +28,46 @@ pub struct FileRecord {
 
 /// A chunk's metadata (its text lives in the BM25 store).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "StoredChunk")]
 pub struct ChunkRecord {
     pub path: String,
     pub lines: (usize, usize),
     pub heading: Vec<String>,
-    /// Page range, for PDFs.
+    /// Its page, slide, sheet rows, chapter… where the format has units.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pages: Option<(usize, usize)>,
+    pub place: Option<Place>,
     /// Tokens the chunk encodes to.
     pub tokens: usize,
     /// Key of its KV state in the state store.
     pub state: String,
+}
+
+/// A [`ChunkRecord`] as read: manifests written before places were
+/// recorded have a PDF's `pages` instead of `place`, read into it.
+#[derive(Deserialize)]
+struct StoredChunk {
+    path: String,
+    lines: (usize, usize),
+    heading: Vec<String>,
+    #[serde(default)]
+    place: Option<Place>,
+    #[serde(default)]
+    pages: Option<(usize, usize)>,
+    tokens: usize,
+    state: String,
+}
+
+impl From<StoredChunk> for ChunkRecord {
+    fn from(c: StoredChunk) -> Self {
+        Self {
+            path: c.path,
+            lines: c.lines,
+            heading: c.heading,
+            place: c.place.or(c.pages.map(Place::pages)),
+            tokens: c.tokens,
+            state: c.state,
+        }
+    }
 }
 
 /// The index's persistent bookkeeping.
@@ -126,5 +156,20 @@ mod tests {
         assert!(Manifest::load(&p, "m1", 128).is_none());
         std::fs::write(&p, "{ not json").expect("write");
         assert!(Manifest::load(&p, "m1", 256).is_none());
+    }
+
+    #[test]
+    fn page_ranges_of_older_manifests_read_as_places() {
+        let old =
+            r#"{"path":"r.pdf","lines":[1,9],"heading":[],"pages":[2,3],"tokens":9,"state":"k"}"#;
+        let c: ChunkRecord = serde_json::from_str(old).expect("old record");
+        assert_eq!(
+            c.place.as_ref().map(|p| p.to_string()).as_deref(),
+            Some("pp. 2–3")
+        );
+        let again: ChunkRecord =
+            serde_json::from_str(&serde_json::to_string(&c).expect("json")).expect("new record");
+        assert_eq!(again, c);
+        assert!(!serde_json::to_string(&c).expect("json").contains("pages"));
     }
 }

@@ -405,7 +405,7 @@ impl FolderIndex {
                     let doc = Document {
                         path: f.rel.clone(),
                         text: x.text,
-                        page_starts: x.page_starts,
+                        sections: x.sections,
                     };
                     let chunks = chunk_document(&doc, budget, &|t| states.engine.tokenize(t).len());
                     pending.push(Pending {
@@ -456,7 +456,7 @@ impl FolderIndex {
                     path: rel.clone(),
                     lines: c.lines,
                     heading: c.heading.clone(),
-                    pages: c.pages,
+                    place: c.place.clone(),
                     tokens: tokens.len(),
                     state,
                 },

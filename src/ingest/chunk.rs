@@ -2,13 +2,15 @@
 //! the Markdown heading breadcrumb they sit under. Each line is tokenized
 //! once; a chunk's size is the sum of its lines' counts.
 
+use super::place::{Place, Section};
+
 /// A file's extracted text; `path` is relative to the folder.
 #[derive(Clone, Debug)]
 pub struct Document {
     pub path: String,
     pub text: String,
-    /// 1-based lines where each page starts (PDF), else empty.
-    pub page_starts: Vec<usize>,
+    /// Where the file's pages, slides, rows… start (sorted by line).
+    pub sections: Vec<Section>,
 }
 
 /// A piece of a document, small enough to encode alone.
@@ -19,8 +21,8 @@ pub struct Chunk {
     pub lines: (usize, usize),
     /// Headings above the chunk, outermost first.
     pub heading: Vec<String>,
-    /// 1-based inclusive page range (PDF only).
-    pub pages: Option<(usize, usize)>,
+    /// Its page, slide, sheet rows, chapter… where the format has units.
+    pub place: Option<Place>,
     /// What is encoded: a `path › heading` header line, then the body.
     pub text: String,
 }
@@ -100,11 +102,10 @@ impl Building {
             header.push_str(" › ");
             header.push_str(h);
         }
-        let page = |line: usize| doc.page_starts.iter().filter(|&&s| s <= line).count();
         out.push(Chunk {
             path: doc.path.clone(),
             lines: (b.first, b.last),
-            pages: (!doc.page_starts.is_empty()).then(|| (page(b.first), page(b.last))),
+            place: Place::of(&doc.sections, (b.first, b.last)),
             heading: b.heading,
             text: format!("{header}\n{}", b.body.trim_end()),
         });
@@ -157,7 +158,7 @@ mod tests {
         Document {
             path: "notes/a.md".into(),
             text: text.into(),
-            page_starts: vec![],
+            sections: vec![],
         }
     }
 
@@ -185,19 +186,27 @@ mod tests {
     fn chunks_know_their_pages() {
         let line = |p: usize| format!("page {p} has exactly ten words on this line here\n\n");
         let text: String = (1..=3).map(line).collect();
+        let page = |line, number| Section {
+            line,
+            unit: crate::ingest::Unit::Page,
+            number,
+            name: None,
+            row: None,
+        };
         let d = Document {
             path: "r.pdf".into(),
             text,
-            page_starts: vec![1, 3, 5],
+            sections: vec![page(1, 1), page(3, 2), page(5, 3)],
         };
-        let whole = chunk_document(&d, 64, &words);
+        let pages = |chunks: Vec<Chunk>| -> Vec<_> {
+            chunks
+                .iter()
+                .map(|c| c.place.as_ref().and_then(Place::page_range))
+                .collect()
+        };
+        assert_eq!(pages(chunk_document(&d, 64, &words)), [Some((1, 3))]);
         assert_eq!(
-            whole.iter().map(|c| c.pages).collect::<Vec<_>>(),
-            [Some((1, 3))]
-        );
-        let small = chunk_document(&d, 16, &words);
-        assert_eq!(
-            small.iter().map(|c| c.pages).collect::<Vec<_>>(),
+            pages(chunk_document(&d, 16, &words)),
             [Some((1, 1)), Some((2, 2)), Some((3, 3))]
         );
     }

@@ -1,17 +1,11 @@
 //! DOCX to text: the paragraphs of `word/document.xml`, with `HeadingN`
 //! styles turned into Markdown headings so chunks get breadcrumbs.
 
-use std::io::Read;
+use super::container::Archive;
 
 /// Text of a `.docx` file.
 pub fn to_text(bytes: &[u8]) -> Result<String, String> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| format!("unreadable DOCX: {e}"))?;
-    let mut xml = String::new();
-    zip.by_name("word/document.xml")
-        .map_err(|_| "unreadable DOCX: no word/document.xml".to_string())?
-        .read_to_string(&mut xml)
-        .map_err(|e| format!("unreadable DOCX: {e}"))?;
+    let xml = Archive::open(bytes, "DOCX")?.text("word/document.xml")?;
     Ok(paragraphs(&xml).join("\n\n"))
 }
 

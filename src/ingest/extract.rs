@@ -1,99 +1,352 @@
 //! Text out of a file, by format. Text files come in the encodings real
 //! folders hold (UTF-8, UTF-16 with a byte-order mark, Windows-1252 /
 //! Latin-1 for older notes and exported mail); a file is refused, with a
-//! clear reason, only when it is not text at all (binary content, a broken
-//! PDF or DOCX).
+//! clear reason, only when it cannot be read as text at all (binary
+//! content, a damaged or encrypted document, a zip bomb). Formats with
+//! units a person navigates by (pages, slides, sheets, chapters, messages,
+//! cells) report where each starts, for citations.
 
 use std::path::Path;
+use std::sync::Arc;
+
+use super::place::{Section, Unit};
 
 /// Formats we read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    /// Markdown, plain text, reStructuredText, source code: used as is.
+    /// Markdown, plain text, XML, logs, source code: used as is.
     Text,
+    /// No extension, or one we do not know: text if its content is (the
+    /// walk sniffs it first), else silently passed over, as ripgrep does.
+    Sniffed,
     /// Tags stripped, headings kept as Markdown headings.
     Html,
     /// Text per page (pdf-extract).
     Pdf,
     /// Paragraphs of `word/document.xml`, heading styles kept.
     Docx,
+    /// OpenDocument text: paragraphs, outline levels as headings.
+    Odt,
+    /// Slides with their notes: PPTX and ODP.
+    Pptx,
+    Odp,
+    /// Workbooks: sheets as tables (calamine).
+    Xlsx,
+    Ods,
+    /// Delimited tables.
+    Csv,
+    Tsv,
+    /// Chapters in spine order.
+    Epub,
+    /// Mail: one message, or a mailbox of them.
+    Eml,
+    Mbox,
+    /// Jupyter notebooks: markdown and code cells.
+    Ipynb,
 }
 
-/// Extracted text; `page_starts[i]` is the 1-based line where page `i + 1`
-/// begins (PDF only, empty otherwise).
+/// Extracted text and where the file's units (pages, slides, sheet rows,
+/// chapters, messages, cells) start in it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Extracted {
     pub text: String,
-    pub page_starts: Vec<usize>,
+    /// Sorted by line; empty for formats without units.
+    pub sections: Vec<Section>,
     /// Something worth telling about how the text was read (another
     /// encoding, characters replaced), for the index report.
     pub note: Option<String>,
+}
+
+/// Builds extracted text block by block, counting lines, so that sections
+/// start where their text does.
+#[derive(Default)]
+pub struct Builder {
+    text: String,
+    lines: usize,
+    sections: Vec<Section>,
+}
+
+impl Builder {
+    /// A paragraph (trimmed; nothing if empty), then a blank line.
+    pub fn para(&mut self, s: &str) {
+        let s = s.trim_matches('\n').trim_end();
+        if s.trim().is_empty() {
+            return;
+        }
+        self.line(s);
+        self.blank();
+    }
+
+    /// One line (or several, if `s` holds newlines).
+    pub fn line(&mut self, s: &str) {
+        self.text.push_str(s);
+        self.text.push('\n');
+        self.lines += s.split('\n').count();
+    }
+
+    /// An empty line: a paragraph break for the chunker.
+    pub fn blank(&mut self) {
+        self.text.push('\n');
+        self.lines += 1;
+    }
+
+    /// A unit starts at the next line.
+    pub fn section(
+        &mut self,
+        unit: Unit,
+        number: usize,
+        name: Option<Arc<str>>,
+        row: Option<usize>,
+    ) {
+        self.sections.push(Section {
+            line: self.lines + 1,
+            unit,
+            number,
+            name,
+            row,
+        });
+    }
+
+    /// The text, or `Err` naming `what` when there is none.
+    pub fn finish_nonempty(self, what: &str) -> Result<Extracted, String> {
+        if self.text.trim().is_empty() {
+            return Err(format!("{what} has no text"));
+        }
+        Ok(Extracted {
+            text: self.text,
+            sections: self.sections,
+            note: None,
+        })
+    }
 }
 
 const TEXT_EXTENSIONS: &[&str] = &[
     "md", "markdown", "mdx", "txt", "text", "rst", "adoc", "org", "tex", "rs", "py", "js", "ts",
     "tsx", "jsx", "go", "c", "h", "cc", "cpp", "hpp", "java", "kt", "swift", "rb", "php", "cs",
     "scala", "lua", "pl", "r", "jl", "sh", "bash", "zsh", "fish", "ps1", "toml", "yaml", "yml",
-    "json", "ini", "cfg", "conf", "csv", "sql", "proto", "graphql", "css", "scss", "vue", "svelte",
+    "json", "ini", "cfg", "conf", "sql", "proto", "graphql", "css", "scss", "vue", "svelte", "xml",
+    "log",
 ];
 
-/// The format of `path`, if it is one we index.
+/// Extensions of formats that are never text, passed over without reading
+/// them (sniffing a video would only confirm it).
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "bmp",
+    "webp",
+    "ico",
+    "tif",
+    "tiff",
+    "heic",
+    "psd",
+    "svgz",
+    "mp3",
+    "wav",
+    "flac",
+    "ogg",
+    "m4a",
+    "aac",
+    "mp4",
+    "mkv",
+    "mov",
+    "avi",
+    "webm",
+    "zip",
+    "gz",
+    "tgz",
+    "bz2",
+    "xz",
+    "zst",
+    "7z",
+    "rar",
+    "tar",
+    "jar",
+    "war",
+    "iso",
+    "dmg",
+    "img",
+    "exe",
+    "dll",
+    "so",
+    "dylib",
+    "o",
+    "a",
+    "lib",
+    "class",
+    "pyc",
+    "wasm",
+    "bin",
+    "dat",
+    "db",
+    "sqlite",
+    "gguf",
+    "safetensors",
+    "onnx",
+    "pt",
+    "pth",
+    "npy",
+    "npz",
+    "parquet",
+    "arrow",
+    "woff",
+    "woff2",
+    "ttf",
+    "otf",
+    "eot",
+    "doc",
+    "xls",
+    "ppt",
+    "msg",
+    "key",
+    "numbers",
+    "pages",
+    "odg",
+    "lock",
+];
+
+/// The format of `path`, if it may be one we index (`Sniffed`: only if its
+/// content is text).
 pub fn kind(path: &Path) -> Option<Kind> {
-    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-    match ext.as_str() {
-        "html" | "htm" | "xhtml" => Some(Kind::Html),
-        "pdf" => Some(Kind::Pdf),
-        "docx" => Some(Kind::Docx),
-        e if TEXT_EXTENSIONS.contains(&e) => Some(Kind::Text),
-        _ => None,
+    let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
+        return Some(Kind::Sniffed);
+    };
+    let ext = ext.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "html" | "htm" | "xhtml" => Kind::Html,
+        "pdf" => Kind::Pdf,
+        "docx" => Kind::Docx,
+        "odt" => Kind::Odt,
+        "pptx" => Kind::Pptx,
+        "odp" => Kind::Odp,
+        "xlsx" | "xlsm" => Kind::Xlsx,
+        "ods" => Kind::Ods,
+        "csv" => Kind::Csv,
+        "tsv" | "tab" => Kind::Tsv,
+        "epub" => Kind::Epub,
+        "eml" => Kind::Eml,
+        "mbox" | "mbx" => Kind::Mbox,
+        "ipynb" => Kind::Ipynb,
+        e if TEXT_EXTENSIONS.contains(&e) => Kind::Text,
+        e if BINARY_EXTENSIONS.contains(&e) => return None,
+        _ => Kind::Sniffed,
+    })
+}
+
+/// Whether the start of a file (its first few KiB) reads as text, by the
+/// same test as [`extract`]: no NUL byte, unless a UTF-16 byte-order mark.
+pub fn looks_like_text(head: &[u8]) -> bool {
+    match encoding_rs::Encoding::for_bom(head) {
+        Some((enc, _)) if enc != encoding_rs::UTF_8 => true,
+        _ => !head.contains(&0),
     }
+}
+
+/// Whether a source's line numbers are the file's own (so an editor can
+/// open it at the line); other formats are opened by the desktop.
+pub fn lines_are_the_files(path: &Path) -> bool {
+    matches!(kind(path), Some(Kind::Text | Kind::Sniffed))
 }
 
 /// Extracts the text of a file of a format [`kind`] accepts; `Err` says why
 /// it cannot be used.
 pub fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted, String> {
+    let decoded = |bytes: &[u8]| -> Result<(String, Option<String>), String> {
+        let (text, note) = decode(bytes)?;
+        let text = text
+            .strip_prefix('\u{feff}')
+            .map(String::from)
+            .unwrap_or(text);
+        Ok((text.replace("\r\n", "\n"), note))
+    };
+    let plain = |(text, note): (String, Option<String>)| {
+        Ok(Extracted {
+            text,
+            note,
+            ..Extracted::default()
+        })
+    };
+    let with_note =
+        |x: Result<Extracted, String>, note: Option<String>| x.map(|x| Extracted { note, ..x });
     match kind(path) {
         Some(Kind::Pdf) => pdf(bytes),
         Some(Kind::Docx) => super::docx::to_text(bytes).map(|text| Extracted {
             text,
             ..Extracted::default()
         }),
-        _ => text(path, bytes).map(|(text, note)| Extracted {
-            text,
-            note,
-            ..Extracted::default()
-        }),
+        Some(Kind::Odt) => super::office::odt(bytes),
+        Some(Kind::Odp) => super::office::odp(bytes),
+        Some(Kind::Pptx) => super::office::pptx(bytes),
+        Some(Kind::Xlsx) => super::sheet::workbook(bytes, "XLSX"),
+        Some(Kind::Ods) => super::sheet::workbook(bytes, "ODS"),
+        Some(Kind::Epub) => super::epub::to_text(bytes),
+        Some(Kind::Eml) => super::mail::eml(bytes),
+        Some(Kind::Mbox) => super::mail::mbox(bytes),
+        Some(k @ (Kind::Csv | Kind::Tsv)) => {
+            let (text, note) = decoded(bytes)?;
+            let (delim, what) = if k == Kind::Csv {
+                (b',', "CSV")
+            } else {
+                (b'\t', "TSV")
+            };
+            with_note(super::sheet::delimited(&text, delim, what), note)
+        }
+        Some(Kind::Ipynb) => {
+            let (text, note) = decoded(bytes)?;
+            with_note(super::notebook::to_text(&text), note)
+        }
+        Some(Kind::Html) => {
+            let (text, note) = decoded(bytes)?;
+            Ok(Extracted {
+                text: super::html::to_text(&text),
+                note,
+                ..Extracted::default()
+            })
+        }
+        // A mailbox saved without an extension (Thunderbird's "Inbox").
+        Some(Kind::Sniffed) if bytes.starts_with(b"From ") => {
+            super::mail::mbox(bytes).or_else(|_| plain(decoded(bytes)?))
+        }
+        Some(Kind::Text | Kind::Sniffed) | None => plain(decoded(bytes)?),
     }
 }
 
 fn pdf(bytes: &[u8]) -> Result<Extracted, String> {
     // pdf-extract can panic on malformed files; a bad file must not abort the run.
+    let encrypted = || declares_encryption(bytes);
     let pages = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(bytes))
-        .map_err(|_| "unreadable PDF".to_string())?
-        .map_err(|e| format!("unreadable PDF: {e}"))?;
-    let mut out = Extracted::default();
-    let mut line = 1;
-    for page in pages {
+        .map_err(|_| unreadable_pdf(encrypted(), "unreadable PDF".into()))?
+        .map_err(|e| unreadable_pdf(encrypted(), format!("unreadable PDF: {e}")))?;
+    let mut b = Builder::default();
+    for (i, page) in pages.iter().enumerate() {
+        b.section(Unit::Page, i + 1, None, None);
         let page = page.trim_matches('\n');
-        out.page_starts.push(line);
-        out.text.push_str(page);
-        out.text.push_str("\n\n");
-        line += page.lines().count() + 1;
+        b.line(page);
+        b.blank();
     }
-    if out.text.trim().is_empty() {
-        return Err("PDF has no extractable text (scanned?)".into());
+    if b.text.trim().is_empty() {
+        return Err(if encrypted() {
+            "encrypted PDF (password-protected; no readable text)".into()
+        } else {
+            "PDF has no extractable text (scanned?)".into()
+        });
     }
-    Ok(out)
+    b.finish_nonempty("PDF")
 }
 
-fn text(path: &Path, bytes: &[u8]) -> Result<(String, Option<String>), String> {
-    let (text, note) = decode(bytes)?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let text = match kind(path) {
-        Some(Kind::Html) => super::html::to_text(text),
-        _ => text.replace("\r\n", "\n"),
-    };
-    Ok((text, note))
+/// Whether a PDF declares encryption (`/Encrypt` in its trailer).
+fn declares_encryption(bytes: &[u8]) -> bool {
+    bytes.windows(8).any(|w| w == b"/Encrypt")
+}
+
+fn unreadable_pdf(encrypted: bool, reason: String) -> String {
+    if encrypted {
+        "encrypted PDF (password-protected)".into()
+    } else {
+        reason
+    }
 }
 
 /// Bytes to text: UTF-8 as is; UTF-16 by its byte-order mark; anything else
@@ -172,5 +425,118 @@ mod tests {
             .contains("DOCX"));
         assert_eq!(kind(Path::new("x.PNG")), None);
         assert_eq!(kind(Path::new("x.HTM")), Some(Kind::Html));
+    }
+
+    /// The fact's place in the fixture written by an independent writer
+    /// (scripts/make-fixtures.py), as a citation would show it.
+    fn place_of(file: &str, fact: &str) -> (String, Option<String>) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/formats")
+            .join(file);
+        let bytes = std::fs::read(&path).expect("fixture");
+        let x = extract(&path, &bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let line = x
+            .text
+            .lines()
+            .position(|l| l.contains(fact))
+            .unwrap_or_else(|| panic!("{file}: {fact:?} not in\n{}", x.text))
+            + 1;
+        let place = super::super::place::Place::of(&x.sections, (line, line));
+        (x.text, place.map(|p| p.to_string()))
+    }
+
+    #[test]
+    fn every_format_reads_its_fixture_with_the_fact_at_its_place() {
+        let cases = [
+            (
+                "review.pptx",
+                "scheduled for the ninth of October",
+                Some("slide 2"),
+            ),
+            ("review.pptx", "budget is 40,000 euros", Some("slide 2")),
+            ("offsite.odp", "served in the glasshouse", Some("slide 2")),
+            ("offsite.odp", "vegan menu", Some("slide 2")),
+            (
+                "staff.xlsx",
+                "Lighthouse maintenance",
+                Some("sheet Staff, row 42"),
+            ),
+            (
+                "staff.xlsx",
+                "Lantern wicks | 312",
+                Some("sheet Inventory, row 2"),
+            ),
+            ("tides.ods", "Solva | 07:15", Some("sheet Tides, row 3")),
+            ("tides.csv", "Harbour mouth | Lindqvist | 7", Some("row 3")),
+            ("moorings.tsv", "B5 | Petrel", Some("row 3")),
+            (
+                "voyages.epub",
+                "painted the ship's name",
+                Some("chapter 2 “The Azores”"),
+            ),
+            (
+                "generator.eml",
+                "tested every Thursday",
+                Some("message 1 “Generator test”"),
+            ),
+            (
+                "generator.eml",
+                "Attachments: checklist.pdf",
+                Some("message 1 “Generator test”"),
+            ),
+            ("station.mbox", "chart cupboard", Some("message 2 “Keys”")),
+            ("churn.ipynb", "1.7 percent", Some("cell 3")),
+            ("guide.odt", "old crow burrows", None),
+            ("NOTES", "fog signal", None),
+            ("inventory.xml", "red locker", None),
+            ("beacon.log", "287 kHz", None),
+        ];
+        for (file, fact, want) in cases {
+            let (_, got) = place_of(file, fact);
+            assert_eq!(got.as_deref(), want, "{file}: {fact}");
+        }
+        // Headings carry structure into every chunk's breadcrumb.
+        let (odt, _) = place_of("guide.odt", "old crow burrows");
+        assert!(odt.contains("# Field guide\n\n"), "{odt}");
+        assert!(odt.contains("## Nesting\n\n"), "{odt}");
+        let (xlsx, _) = place_of("staff.xlsx", "Lantern");
+        assert!(
+            xlsx.starts_with("# Staff\n## Name | Team | Start\nPerson 0 | Ops"),
+            "{xlsx}"
+        );
+        let (pptx, _) = place_of("review.pptx", "Heron");
+        assert!(pptx.contains("# Slide 2: Launch plan"), "{pptx}");
+        let (nb, _) = place_of("churn.ipynb", "pandas");
+        assert!(nb.contains("```python\nimport pandas as pd\n```"), "{nb}");
+        assert!(!nb.contains("OUTPUT-NOT-INDEXED"));
+        let (mail, _) = place_of("generator.eml", "Thursday");
+        assert!(
+            !mail.contains("<b>"),
+            "the plain-text body, not the HTML: {mail}"
+        );
+    }
+
+    #[test]
+    fn damaged_and_locked_documents_are_refused_with_a_reason() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let locked = std::fs::read(fixtures.join("faults/locked.docx")).expect("fixture");
+        let err = extract(Path::new("locked.docx"), &locked).unwrap_err();
+        assert!(err.starts_with("encrypted DOCX"), "{err}");
+        let xlsx = std::fs::read(fixtures.join("formats/staff.xlsx")).expect("fixture");
+        let err = extract(Path::new("cut.xlsx"), &xlsx[..xlsx.len() / 2]).unwrap_err();
+        assert!(err.contains("XLSX"), "{err}");
+        let err = extract(
+            Path::new("bad.epub"),
+            &super::super::container::tests::zip_of(&[(
+                "META-INF/container.xml",
+                b"<container><rootfiles><rootfile full-path=\"a.opf\"></rootfiles>",
+            )]),
+        )
+        .unwrap_err();
+        assert!(err.starts_with("malformed EPUB"), "{err}");
+        assert_eq!(
+            extract(Path::new("binary.txt"), b"\x7fELF\x00\x00").unwrap_err(),
+            "binary content"
+        );
     }
 }

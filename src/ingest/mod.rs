@@ -2,10 +2,19 @@
 //! starts with `path › heading`) because each chunk is encoded alone.
 
 mod chunk;
+mod container;
 mod docx;
+mod epub;
 pub mod extract;
 mod html;
+mod mail;
+mod notebook;
+mod office;
+pub mod place;
+mod sheet;
 mod walk;
+mod xml;
 
 pub use chunk::{chunk_document, Chunk, Document};
+pub use place::{Place, Unit};
 pub use walk::{walk, FileEntry, Filters, Skipped, MAX_FILE_BYTES};

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use super::extract::{looks_like_text, Kind};
+
 /// Files larger than this are skipped (rarely prose worth encoding).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
@@ -98,8 +100,20 @@ pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, 
                 continue;
             }
         }
-        if super::extract::kind(path).is_none() {
-            continue; // not a format we index: silently ignored, like images
+        match super::extract::kind(path) {
+            None => continue, // not a format we index: silently ignored, like images
+            Some(Kind::Sniffed) => match sniff(path) {
+                Ok(true) => {}
+                Ok(false) => continue, // binary: passed over, as ripgrep does
+                Err(e) => {
+                    skipped.push(Skipped {
+                        path: rel_path,
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
+            },
+            Some(_) => {}
         }
         match entry.metadata() {
             Ok(m) if m.len() > MAX_FILE_BYTES => skipped.push(Skipped {
@@ -123,6 +137,19 @@ pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, 
         }
     }
     Ok((files, skipped))
+}
+
+/// Bytes read to decide whether a file without a known extension is text.
+const SNIFF_BYTES: u64 = 8 << 10;
+
+/// Whether the file at `path` starts like text.
+fn sniff(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(SNIFF_BYTES as usize);
+    std::fs::File::open(path)?
+        .take(SNIFF_BYTES)
+        .read_to_end(&mut head)?;
+    Ok(looks_like_text(&head))
 }
 
 fn rel(root: &Path, p: &Path) -> String {
@@ -174,7 +201,15 @@ mod tests {
                 .map(|e| e.rel)
                 .collect()
         };
-        assert_eq!(names(Filters::default()), ["a.md", "b.txt", "drafts/c.md"]);
+        // Text without a known extension is indexed; binary is passed over.
+        std::fs::write(dir.path().join("NOTES"), "plain words").expect("write");
+        std::fs::write(dir.path().join("blob.weird"), b"\x7fELF\x00\x01").expect("write");
+        std::fs::write(dir.path().join("photo.png"), "not even read").expect("write");
+        assert_eq!(
+            names(Filters::default()),
+            ["NOTES", "a.md", "b.txt", "drafts/c.md"]
+        );
+        std::fs::remove_file(dir.path().join("NOTES")).expect("rm");
         assert_eq!(
             names(Filters {
                 include: vec!["*.md".into()],

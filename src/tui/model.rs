@@ -37,6 +37,10 @@ pub enum Effect {
     Cancel,
     Save,
     Quit,
+    /// Open this source at its location (editor or desktop opener).
+    Open(SourceView),
+    /// Put this text on the clipboard (OSC 52: works over ssh).
+    Copy(String),
 }
 
 /// A source of an answer as the sources pane shows it.
@@ -47,6 +51,13 @@ pub struct SourceView {
     pub heading: String,
     pub share: Option<f64>,
     pub preview: String,
+    /// Its page, slide, sheet rows… where the format has units.
+    #[serde(default)]
+    pub place: Option<String>,
+    /// Whether `lines` are the file's own lines (plain text), so an editor
+    /// can open it there; other formats go to the desktop opener.
+    #[serde(default)]
+    pub editable: bool,
 }
 
 /// One question and its answer.
@@ -84,6 +95,8 @@ pub struct Model {
     recall: Option<usize>,
     /// Turn whose sources are shown; `None` follows the latest.
     pub selected: Option<usize>,
+    /// The highlighted source of the shown turn (Tab moves it).
+    pub source: usize,
     pub help: bool,
     pub busy: bool,
     pub status: Status,
@@ -138,6 +151,7 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
                 turn.streaming = false;
             }
             m.busy = false;
+            m.source = 0;
             m.status.last_ttft_ms = Some(ttft_ms);
             m.status.last_tokens_per_s = Some(tokens_per_s);
             vec![Effect::Save]
@@ -162,6 +176,29 @@ fn key(m: &mut Model, k: KeyEvent) -> Vec<Effect> {
     match k.code {
         KeyCode::Char('c') if ctrl => vec![if m.busy { Effect::Cancel } else { Effect::Quit }],
         KeyCode::Char('d') if ctrl => vec![Effect::Quit],
+        KeyCode::Tab | KeyCode::BackTab => {
+            let n = m.shown_turn().map_or(0, |t| t.sources.len());
+            if n > 0 {
+                m.source = if k.code == KeyCode::Tab {
+                    (m.source + 1) % n
+                } else {
+                    (m.source + n - 1) % n
+                };
+            }
+            vec![]
+        }
+        KeyCode::Char('o') if ctrl => m
+            .shown_turn()
+            .and_then(|t| t.sources.get(m.source))
+            .map(|s| Effect::Open(s.clone()))
+            .into_iter()
+            .collect(),
+        KeyCode::Char('y') if ctrl => m
+            .shown_turn()
+            .filter(|t| !t.streaming && !t.answer.is_empty())
+            .map(|t| Effect::Copy(t.answer.clone()))
+            .into_iter()
+            .collect(),
         KeyCode::Esc if m.busy => vec![Effect::Cancel],
         KeyCode::Char('?') if m.input.is_empty() => {
             m.help = true;
@@ -212,6 +249,7 @@ fn key(m: &mut Model, k: KeyEvent) -> Vec<Effect> {
                 (cur + 1).min(last)
             };
             m.selected = (next != last).then_some(next);
+            m.source = 0;
             vec![]
         }
         _ => vec![],
@@ -233,6 +271,7 @@ fn submit(m: &mut Model) -> Vec<Effect> {
     m.cursor = 0;
     m.recall = None;
     m.selected = None;
+    m.source = 0;
     m.busy = true;
     vec![Effect::Ask(q)]
 }
@@ -356,5 +395,35 @@ mod tests {
         );
         press(&mut m, KeyCode::PageUp);
         assert_eq!(m.shown_turn().map(|t| t.question.as_str()), Some("first"));
+    }
+
+    #[test]
+    fn tab_picks_a_source_to_open_and_ctrl_y_copies_the_answer() {
+        let src = |path: &str| SourceView {
+            path: path.into(),
+            ..SourceView::default()
+        };
+        let mut m = Model::default();
+        assert!(ctrl(&mut m, 'o').is_empty(), "nothing to open yet");
+        type_text(&mut m, "q");
+        press(&mut m, KeyCode::Enter);
+        assert!(ctrl(&mut m, 'y').is_empty(), "no copy while streaming");
+        update(&mut m, Msg::Token("42".into()));
+        update(
+            &mut m,
+            Msg::Answered {
+                sources: vec![src("a.md"), src("b.pdf")],
+                ttft_ms: 1.0,
+                tokens_per_s: 1.0,
+            },
+        );
+        assert_eq!(ctrl(&mut m, 'o'), [Effect::Open(src("a.md"))]);
+        press(&mut m, KeyCode::Tab);
+        assert_eq!(ctrl(&mut m, 'o'), [Effect::Open(src("b.pdf"))]);
+        press(&mut m, KeyCode::Tab);
+        assert_eq!(m.source, 0, "wraps around");
+        press(&mut m, KeyCode::BackTab);
+        assert_eq!(m.source, 1);
+        assert_eq!(ctrl(&mut m, 'y'), [Effect::Copy("42".into())]);
     }
 }

@@ -20,6 +20,9 @@ const KEYS: &[(&str, &str)] = &[
     ("↑ / ↓", "earlier questions"),
     ("← → Home End", "move in the input"),
     ("PgUp / PgDn", "sources of an earlier / later answer"),
+    ("Tab / Shift-Tab", "highlight the next / previous source"),
+    ("Ctrl-O", "open the highlighted source at its place"),
+    ("Ctrl-Y", "copy the answer (OSC 52: works over ssh)"),
     ("?", "this help (any key closes it)"),
 ];
 
@@ -157,14 +160,17 @@ fn draw_sources(f: &mut Frame<'_>, m: &Model, area: Rect) {
                 let share = s
                     .share
                     .map_or(String::new(), |x| format!("{:>3.0}%", x * 100.0));
+                let place = match &s.place {
+                    Some(p) => format!("{} {p}", s.path),
+                    None => format!("{}:{}-{}", s.path, s.lines.0, s.lines.1),
+                };
+                let (mark, style) = if i == m.source.min(t.sources.len() - 1) {
+                    ("›", Style::new().add_modifier(Modifier::BOLD))
+                } else {
+                    (" ", Style::new())
+                };
                 lines.push(Line::from(vec![
-                    Span::raw(format!(
-                        "{}. {}:{}-{} ",
-                        i + 1,
-                        s.path,
-                        s.lines.0,
-                        s.lines.1
-                    )),
+                    Span::styled(format!("{mark}{}. {place} ", i + 1), style),
                     Span::styled(share, Style::new().fg(Color::Yellow)),
                 ]));
                 if !s.heading.is_empty() {
@@ -175,7 +181,7 @@ fn draw_sources(f: &mut Frame<'_>, m: &Model, area: Rect) {
                     );
                 }
             }
-            if let Some(top) = t.sources.first() {
+            if let Some(top) = t.sources.get(m.source).or(t.sources.first()) {
                 lines.push(Line::default());
                 lines.push(Line::from(format!("── {} ──", top.path)).bold());
                 for l in top.preview.lines().take(12) {
@@ -290,8 +296,10 @@ mod tests {
                 heading: "Backup and Restore Policy › Retention".into(),
                 share: Some(0.62),
                 preview: "Nightly snapshots are kept for 35 days.\nMonthly snapshots are kept for 13 months.".into(),
+                place: None,
+                editable: true,
             },
-            SourceView { path: "onboarding.md".into(), lines: (1, 9), heading: String::new(), share: Some(0.38), preview: String::new() },
+            SourceView { path: "handbook.pdf".into(), lines: (1, 9), heading: String::new(), share: Some(0.38), preview: String::new(), place: Some("pp. 3–4".into()), editable: false },
         ];
         let turn = Turn {
             question: "How long are nightly snapshots kept?".into(),

@@ -177,7 +177,10 @@ fn indexes_text_formats_and_reports_every_bad_file() {
         .filter(|c| c["path"] == "report.pdf")
         .collect();
     assert_eq!(report.len(), 1);
-    assert_eq!(report[0]["pages"], serde_json::json!([1, 2]));
+    assert_eq!(
+        report[0]["place"],
+        serde_json::json!({"unit": "page", "first": 1, "last": 2})
+    );
     assert_eq!(m["files"]["empty.md"]["chunks"], serde_json::json!([]));
     let memo = chunks
         .values()

@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod engine;
 mod eval;
+mod formats;
 mod index;
 mod tiers;
 mod tui;
