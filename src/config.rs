@@ -365,9 +365,17 @@ mod tests {
     fn values_typos_and_syntax_errors() {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("c.toml");
-        std::fs::write(&p, "top_k = 3\nfolders = [\"/srv/docs\"]\n").expect("write");
+        std::fs::write(
+            &p,
+            "top_k = 3\nfolders = [\"/srv/docs\"]\nexclude = [\"drafts/\"]\n",
+        )
+        .expect("write");
         let c = load_from(&p).expect("load");
         assert_eq!((c.top_k, c.folders.len()), (Some(3), 1));
+        assert_eq!(
+            (c.exclude, c.include.len()),
+            (vec!["drafts/".to_string()], 0)
+        );
         std::fs::write(&p, "topk = 3\n").expect("write");
         let e = load_from(&p).expect_err("unknown key").to_string();
         assert!(e.contains("c.toml") && e.contains("topk"), "{e}");

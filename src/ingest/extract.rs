@@ -33,6 +33,10 @@ pub enum Kind {
     /// Workbooks: sheets as tables (calamine).
     Xlsx,
     Ods,
+    /// Excel 97–2003 (BIFF, read by calamine too).
+    Xls,
+    /// Word and PowerPoint 97–2003: named in the report, not read.
+    Legacy,
     /// Delimited tables.
     Csv,
     Tsv,
@@ -196,9 +200,6 @@ const BINARY_EXTENSIONS: &[&str] = &[
     "ttf",
     "otf",
     "eot",
-    "doc",
-    "xls",
-    "ppt",
     "msg",
     "key",
     "numbers",
@@ -223,6 +224,8 @@ pub fn kind(path: &Path) -> Option<Kind> {
         "odp" => Kind::Odp,
         "xlsx" | "xlsm" => Kind::Xlsx,
         "ods" => Kind::Ods,
+        "xls" => Kind::Xls,
+        "doc" | "ppt" => Kind::Legacy,
         "csv" => Kind::Csv,
         "tsv" | "tab" => Kind::Tsv,
         "epub" => Kind::Epub,
@@ -281,6 +284,17 @@ pub fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted, String> {
         Some(Kind::Pptx) => super::office::pptx(bytes),
         Some(Kind::Xlsx) => super::sheet::workbook(bytes, "XLSX"),
         Some(Kind::Ods) => super::sheet::workbook(bytes, "ODS"),
+        Some(Kind::Xls) => super::sheet::workbook(bytes, "XLS"),
+        Some(Kind::Legacy) => {
+            let ext = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            Err(format!(
+                "Office 97–2003 format (.{ext}): save it as .{ext}x to index it"
+            ))
+        }
         Some(Kind::Epub) => super::epub::to_text(bytes),
         Some(Kind::Eml) => super::mail::eml(bytes),
         Some(Kind::Mbox) => super::mail::mbox(bytes),
@@ -537,6 +551,29 @@ mod tests {
         assert_eq!(
             extract(Path::new("binary.txt"), b"\x7fELF\x00\x00").unwrap_err(),
             "binary content"
+        );
+        let pdf = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer << /Root 1 0 R /Encrypt 2 0 R >>\n%%EOF";
+        let err = extract(Path::new("locked.pdf"), pdf).unwrap_err();
+        assert!(err.starts_with("encrypted PDF"), "{err}");
+        let err = extract(Path::new("old.DOC"), b"\xd0\xcf\x11\xe0").unwrap_err();
+        assert_eq!(
+            err,
+            "Office 97–2003 format (.doc): save it as .docx to index it"
+        );
+        // An EPUB whose chapters are listed as encrypted is DRM'd.
+        let container =
+            b"<container><rootfiles><rootfile full-path=\"b.opf\"/></rootfiles></container>";
+        let opf = b"<package><manifest><item id=\"c\" href=\"c1.xhtml\"/></manifest><spine><itemref idref=\"c\"/></spine></package>";
+        let enc = b"<encryption><EncryptedData><CipherData><CipherReference URI=\"c1.xhtml\"/></CipherData></EncryptedData></encryption>";
+        let drm = super::super::container::tests::zip_of(&[
+            ("META-INF/container.xml", container),
+            ("b.opf", opf),
+            ("META-INF/encryption.xml", enc),
+            ("c1.xhtml", b"<p>x</p>"),
+        ]);
+        assert_eq!(
+            extract(Path::new("book.epub"), &drm).unwrap_err(),
+            "encrypted EPUB (DRM-protected)"
         );
     }
 }
