@@ -90,30 +90,26 @@ def odp(path):
     doc.automaticstyles.addElement(layout)
     master = MasterPage(name="M", pagelayoutname=layout)
     doc.masterstyles.addElement(master)
+    def text_frame(text, cls=None, y="5cm", height="10cm"):
+        """A frame holding one paragraph, of presentation class `cls`."""
+        frame = Frame(width="20cm", height=height, x="1cm", y=y)
+        if cls:
+            frame.setAttrNS(PRESENTATIONNS, "class", cls)
+        box = TextBox()
+        box.addElement(P(text=text))
+        frame.addElement(box)
+        return frame
+
     for n, (title, body, note) in enumerate([
         ("Welcome", "Agenda for the offsite.", None),
         ("Catering", "Lunch is served in the glasshouse.", "Ask Priya about the vegan menu."),
     ], start=1):
         page = Page(masterpagename=master, name=f"page{n}")
-        tf = Frame(width="20cm", height="3cm", x="1cm", y="1cm")
-        tf.setAttrNS(PRESENTATIONNS, "class", "title")
-        tb = TextBox()
-        tb.addElement(P(text=title))
-        tf.addElement(tb)
-        page.addElement(tf)
-        bf = Frame(width="20cm", height="10cm", x="1cm", y="5cm")
-        bb = TextBox()
-        bb.addElement(P(text=body))
-        bf.addElement(bb)
-        page.addElement(bf)
+        page.addElement(text_frame(title, "title", y="1cm", height="3cm"))
+        page.addElement(text_frame(body))
         if note:
             notes = Notes()
-            nf = Frame(width="20cm", height="10cm", x="1cm", y="5cm")
-            nf.setAttrNS(PRESENTATIONNS, "class", "notes")
-            nb = TextBox()
-            nb.addElement(P(text=note))
-            nf.addElement(nb)
-            notes.addElement(nf)
+            notes.addElement(text_frame(note, "notes"))
             page.addElement(notes)
         doc.presentation.addElement(page)
     doc.save(str(path))

@@ -43,7 +43,7 @@ pub fn odp(bytes: &[u8]) -> Result<Extracted, String> {
                     title_depth = stack.len()
                 }
                 "p" | "h" => para = Some(String::new()),
-                "s" => push_spaces(&mut para, attr(e, "c")),
+                "s" => push(&mut para, &spaces(e)),
                 "tab" => push(&mut para, "\t"),
                 "line-break" => push(&mut para, "\n"),
                 _ => {}
@@ -200,9 +200,8 @@ fn odf_paragraphs(xml: &str, what: &str) -> Result<Vec<OdfParagraph>, String> {
                 ),
             }),
             "s" => {
-                let n = attr(e, "c").and_then(|c| c.parse().ok()).unwrap_or(1usize);
                 if let Some(p) = open.last_mut() {
-                    p.text.push_str(&" ".repeat(n.min(64)));
+                    p.text.push_str(&spaces(e));
                 }
             }
             "tab" => open.last_mut().into_iter().for_each(|p| p.text.push('\t')),
@@ -293,9 +292,10 @@ fn push(para: &mut Option<String>, s: &str) {
     }
 }
 
-fn push_spaces(para: &mut Option<String>, count: Option<String>) {
-    let n = count.and_then(|c| c.parse().ok()).unwrap_or(1usize);
-    push(para, &" ".repeat(n.min(64)));
+/// The spaces an ODF `text:s` stands for (`text:c` of them, default 1).
+fn spaces(e: &quick_xml::events::BytesStart<'_>) -> String {
+    let n = attr(e, "c").and_then(|c| c.parse().ok()).unwrap_or(1usize);
+    " ".repeat(n.min(64))
 }
 
 #[cfg(test)]

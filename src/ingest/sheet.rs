@@ -19,9 +19,10 @@ const MAX_HEADER_CHARS: usize = 400;
 
 /// Text of an `.xlsx`/`.xlsm`/`.ods`/`.xls` workbook, sheet by sheet.
 pub fn workbook(bytes: &[u8], what: &'static str) -> Result<Extracted, String> {
-    // calamine reads the zip itself: prove first that no entry is a bomb
-    // or lies about its size, so its reads stay within our limits. (An
-    // `.xls` is no zip: a compound file, bounded by the file size limit.)
+    // calamine reads the zip itself (through zip, which stops every entry
+    // at its declared size): the declared sizes are checked, and every
+    // entry inflated once, first. (An `.xls` is no zip: a compound file,
+    // bounded by the file size limit.)
     if what != "XLS" {
         Archive::open(bytes, what)?.verify_all()?;
     }

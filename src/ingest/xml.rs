@@ -72,18 +72,14 @@ pub fn walk(xml: &str, what: &str, mut f: impl FnMut(Ev<'_, '_>)) -> Result<(), 
 
 /// The local name of an element.
 pub fn name<'e>(e: &'e BytesStart<'_>) -> &'e str {
-    let full: &str = e.name().0;
-    full.rsplit(':').next().unwrap_or(full)
+    e.local_name().into_inner()
 }
 
 /// The value of the attribute whose local name is `local`.
 pub fn attr(e: &BytesStart<'_>, local: &str) -> Option<String> {
     e.attributes()
         .flatten()
-        .find(|a| {
-            let k: &str = a.key.0;
-            k.rsplit(':').next() == Some(local)
-        })
+        .find(|a| a.key.local_name().into_inner() == local)
         .and_then(|a| {
             a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
                 .ok()
