@@ -1,5 +1,14 @@
 //! Question → hybrid retrieval → cached KV states → answer with sources. The
-//! library API the CLI (and later the TUI) call; no terminal code here.
+//! library API every front end reaches (directly, or through the folder
+//! service); no terminal code here.
+//!
+//! A question can follow earlier turns of a conversation. Retrieval then
+//! fuses two rankings: the question alone, and the question with the most
+//! recent turns (a follow-up's "it" or "and when…" finds its subject
+//! there, while a change of subject still finds its own chunks). In the
+//! prompt, the earlier turns sit after the chunks and before the question,
+//! prefilled with it, newest kept within [`HISTORY_TOKENS`]:
+//! `prefix · chunks · Question₁ · answer₁ · … · question`.
 
 use std::time::{Duration, Instant};
 
@@ -51,6 +60,58 @@ impl Quality {
     }
 }
 
+/// Earlier turns kept in the prompt, newest first, at most this many
+/// tokens (the oldest are left out, and the answer says so).
+pub const HISTORY_TOKENS: usize = 1024;
+
+/// Earlier turns whose text joins the question for retrieval.
+const RETRIEVAL_TURNS: usize = 2;
+
+/// Of an earlier answer, the characters that join a retrieval query (its
+/// subject is near the start; a long answer would drown the question).
+const RETRIEVAL_ANSWER_CHARS: usize = 300;
+
+/// One earlier question of a conversation and its answer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Exchange {
+    pub question: String,
+    pub answer: String,
+}
+
+/// The text that joins `question` for retrieval: the most recent turns,
+/// oldest first, each answer cut short. `None` without history.
+pub fn retrieval_context(history: &[Exchange]) -> Option<String> {
+    let recent = &history[history.len().saturating_sub(RETRIEVAL_TURNS)..];
+    let text: Vec<String> = recent
+        .iter()
+        .map(|e| {
+            let answer: String = e.answer.chars().take(RETRIEVAL_ANSWER_CHARS).collect();
+            format!("{}\n{}", e.question.trim(), answer.trim())
+        })
+        .filter(|t| !t.trim().is_empty())
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
+}
+
+/// The newest exchanges whose tokens (`cost`) fit `budget`, oldest first,
+/// and how many older ones were left out.
+fn recent_within(
+    history: &[Exchange],
+    budget: usize,
+    cost: impl Fn(&Exchange) -> usize,
+) -> (&[Exchange], usize) {
+    let mut used = 0;
+    let mut keep = 0;
+    for e in history.iter().rev() {
+        used += cost(e);
+        if used > budget {
+            break;
+        }
+        keep += 1;
+    }
+    (&history[history.len() - keep..], history.len() - keep)
+}
+
 /// How to answer: retrieval, mode and decoding.
 #[derive(Clone, Copy, Debug)]
 pub struct AskOptions {
@@ -58,6 +119,19 @@ pub struct AskOptions {
     pub retrieval: Retrieval,
     pub mode: Mode,
     pub generate: GenerateOptions,
+}
+
+impl Default for AskOptions {
+    /// Five chunks, hybrid retrieval, the default quality with APE's
+    /// default settings, default decoding.
+    fn default() -> Self {
+        Self {
+            top_k: 5,
+            retrieval: Retrieval::default(),
+            mode: Quality::default().mode(ApeParams::default(), false),
+            generate: GenerateOptions::default(),
+        }
+    }
 }
 
 /// One chunk the answer was conditioned on, with its retrieval evidence.
@@ -91,20 +165,47 @@ pub struct Answer {
     pub notes: Vec<String>,
 }
 
-/// Answers `question` from the `top_k` best chunks of `index`, streaming text
-/// to `on_text` (returning `false` cancels).
+/// Answers `question`, following the earlier turns of `history` (oldest
+/// first; empty for a question alone), from the `top_k` best chunks of
+/// `index`, streaming text to `on_text` (returning `false` cancels).
 pub fn ask(
     states: &States<'_>,
     index: &FolderIndex,
     embedder: &mut Embedder,
     question: &str,
+    history: &[Exchange],
     options: &AskOptions,
     on_text: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Answer, IndexError> {
     let t0 = Instant::now();
     let mut notes = Vec::new();
-    let mut hits = index.search(embedder, question, options.top_k, options.retrieval)?;
+    let context = retrieval_context(history);
+    let mut hits = index.search_in_conversation(
+        embedder,
+        question,
+        context.as_deref(),
+        options.top_k,
+        options.retrieval,
+    )?;
     let retrieval = t0.elapsed();
+    let engine = states.engine;
+    let bare = states.layout.conversation(engine, &[], "").len();
+    let (earlier, left_out) = recent_within(history, HISTORY_TOKENS, |e| {
+        let with = states
+            .layout
+            .conversation(engine, &[(&e.question, &e.answer)], "");
+        with.len().saturating_sub(bare)
+    });
+    if left_out > 0 {
+        notes.push(format!(
+            "the {left_out} oldest turns of the conversation were left out ({HISTORY_TOKENS} tokens of history are kept)"
+        ));
+    }
+    let earlier: Vec<(&str, &str)> = earlier
+        .iter()
+        .map(|e| (e.question.as_str(), e.answer.as_str()))
+        .collect();
+    let q = states.layout.conversation(engine, &earlier, question);
     let info = states.engine.info();
     let (mut mode, mut decoding) = (options.mode, options.generate);
     // A base model's plain layout ends its answer at a stop text.
@@ -125,8 +226,7 @@ pub fn ask(
     }
     // A context sized to what was retrieved (within what the model was
     // trained on); chunks that still do not fit are left out.
-    let fixed =
-        states.prefix.tokens().len() + states.question(question).len() + decoding.max_tokens;
+    let fixed = states.prefix.tokens().len() + q.len() + decoding.max_tokens;
     let mut session = states.engine.session_for(cells(fixed, &hits))?;
     let trained = info.n_ctx_train as usize;
     notes.extend(fit(&mut hits, session.capacity(), trained, mode, fixed));
@@ -165,7 +265,6 @@ pub fn ask(
     }
     let state_prep = t1.elapsed();
     let refs: Vec<&ChunkState> = chunk_states.iter().collect();
-    let q = states.question(question);
     // Hits come best first; sequential (`exact`) reads them best last.
     let ranking: Vec<usize> = (0..refs.len()).collect();
     let ctx = Context {
@@ -279,6 +378,47 @@ mod tests {
                 (hit, chunk)
             })
             .collect()
+    }
+
+    fn exchange(q: &str, a: &str) -> Exchange {
+        Exchange {
+            question: q.into(),
+            answer: a.into(),
+        }
+    }
+
+    #[test]
+    fn the_newest_turns_that_fit_are_kept_and_the_rest_counted() {
+        let h = [
+            exchange("a", "1"),
+            exchange("b", "22"),
+            exchange("c", "333"),
+        ];
+        let cost = |e: &Exchange| e.answer.len() * 10;
+        let (kept, out) = recent_within(&h, 50, cost);
+        assert_eq!(
+            (kept, out),
+            (&h[1..], 1),
+            "30 + 20 fit, the oldest does not"
+        );
+        let (kept, out) = recent_within(&h, 29, cost);
+        assert!(kept.is_empty() && out == 3, "not even the newest fits");
+        assert_eq!(recent_within(&[], 10, cost), (&[][..], 0));
+    }
+
+    #[test]
+    fn retrieval_hears_the_two_latest_turns_with_their_answers_cut_short() {
+        assert_eq!(retrieval_context(&[]), None);
+        let long = "x".repeat(1000);
+        let h = [
+            exchange("oldest", "gone"),
+            exchange("When do engineers join on-call?", "In week eight."),
+            exchange("Who pages them?", &long),
+        ];
+        let c = retrieval_context(&h).expect("context");
+        assert!(!c.contains("oldest"));
+        assert!(c.starts_with("When do engineers join on-call?\nIn week eight.\nWho pages them?"));
+        assert_eq!(c.matches('x').count(), RETRIEVAL_ANSWER_CHARS);
     }
 
     #[test]

@@ -65,6 +65,17 @@ pub fn eval_kv_dir() -> PathBuf {
     cache_dir().join("kv-eval")
 }
 
+/// The index of one (canonical) folder: named by a hash of its path.
+pub fn index_dir(folder: &std::path::Path) -> PathBuf {
+    let hash = blake3::hash(folder.to_string_lossy().as_bytes()).to_hex();
+    indexes_dir().join(&hash[..16])
+}
+
+/// The TUI's saved conversation of a (canonical) folder, beside its index.
+pub fn chat_history(folder: &std::path::Path) -> PathBuf {
+    index_dir(folder).join("chat.json")
+}
+
 /// One directory per indexed folder.
 pub fn indexes_dir() -> PathBuf {
     cache_dir().join("indexes")

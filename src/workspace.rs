@@ -1,6 +1,7 @@
 //! An open folder: the model's prompt states, the folder's index and the
-//! embedder, and the work that keeps them current. Every front end (`--ask`,
-//! the TUI, `watch`, `index`) holds one of these and nothing else.
+//! embedder, and the units of work that keep them current. The folder
+//! service ([`crate::service`]) drives one for the TUI, `watch`, `index`
+//! and the server; `--ask` uses one directly (text stage, one answer).
 //!
 //! Indexing is staged ([`crate::index::update`]): [`Workspace::open`] and
 //! [`Workspace::refresh_text`] make the folder answerable within seconds;
@@ -12,14 +13,13 @@
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
-use crate::answer::{self, Answer, AskOptions};
+use crate::answer::{self, Answer, AskOptions, Exchange};
 use crate::compute::Budget;
 use crate::engine::{Engine, EngineError, PromptLayout, Session};
 use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::manifest::ChunkId;
-use crate::index::{FolderIndex, IndexError, IndexProgress, Stage, UpdateReport};
+use crate::index::{FolderIndex, IndexError, IndexProgress, UpdateReport};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
 use crate::states::States;
@@ -151,7 +151,7 @@ impl<'e> Workspace<'e> {
     pub fn refresh_text(
         &mut self,
         cancel: &AtomicBool,
-        progress: &mut dyn FnMut(IndexProgress<'_>),
+        progress: &mut dyn FnMut(IndexProgress),
     ) -> Result<UpdateReport, WorkspaceError> {
         match self.index.update_text(&self.states, cancel, progress) {
             Ok(r) => Ok(r),
@@ -210,45 +210,9 @@ impl<'e> Workspace<'e> {
         }
     }
 
-    /// Everything at once: text, vectors, and (if `with_states`) states,
-    /// then the cache budget check. What `index` and `watch` run.
-    pub fn refresh(
-        &mut self,
-        with_states: bool,
-        cancel: &AtomicBool,
-        progress: &mut dyn FnMut(IndexProgress<'_>),
-    ) -> Result<UpdateReport, WorkspaceError> {
-        let start = Instant::now();
-        let mut r = self.refresh_text(cancel, progress)?;
-        let backlog = self.backlog();
-        let (vectors, states) = (backlog.vectors.len(), backlog.states.len());
-        let t = Instant::now();
-        while let Some(step) = self.step(with_states)? {
-            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                r.cancelled = true;
-                break;
-            }
-            match step {
-                Step::Vectors { done, left } => {
-                    r.chunks_embedded += done;
-                    progress(IndexProgress::Stage {
-                        stage: Stage::Vectors,
-                        done: vectors - left,
-                        total: vectors,
-                    });
-                }
-                Step::State { encoded, left } => {
-                    r.chunks_encoded += usize::from(encoded);
-                    progress(IndexProgress::Stage {
-                        stage: Stage::States,
-                        done: states - left,
-                        total: states,
-                    });
-                }
-                Step::Yielded => std::thread::sleep(std::time::Duration::from_millis(100)),
-            }
-        }
-        r.timings_ms.embed = crate::index::update::ms(t.elapsed());
+    /// Closes a pass of `r`: the cache budget check (least recently used
+    /// states beyond it removed), then the index's figures.
+    pub fn settle(&mut self, r: &mut UpdateReport) {
         r.states_deferred = self.backlog().states.len();
         r.gc = Some(self.states.store.gc(
             &crate::index::referenced_states(),
@@ -256,16 +220,16 @@ impl<'e> Workspace<'e> {
         ));
         r.chunks = self.index.len();
         r.bytes_on_disk = self.index.bytes_on_disk(&self.states);
-        r.timings_ms.total = crate::index::update::ms(start.elapsed());
-        Ok(r)
     }
 
-    /// Answers `question` (retrieval, states cached or encoded now, APE),
-    /// holding the machine's compute budget from the first state to the last
-    /// token: background work anywhere waits.
+    /// Answers `question` after the earlier turns of `history` (retrieval,
+    /// states cached or encoded now, APE), holding the machine's compute
+    /// budget from the first state to the last token: background work
+    /// anywhere waits.
     pub fn ask(
         &mut self,
         question: &str,
+        history: &[Exchange],
         options: &AskOptions,
         on_text: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Answer, WorkspaceError> {
@@ -275,6 +239,7 @@ impl<'e> Workspace<'e> {
             &self.index,
             &mut self.embedder,
             question,
+            history,
             options,
             on_text,
         )?;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= focus= top-k= retrieval= max-tokens= temperature= seed= no-stream json chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= focus= top-k= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -43,6 +43,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -204,17 +205,18 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer compete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups compete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunks -d 'Number of retrieved chunks' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
@@ -302,6 +304,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -309,6 +312,42 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l no-stream -d 'Print the answer only when complete'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l pairs -d 'Two-turn pairs (from the evaluation articles, spread over them)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+balanced\t''
+exact\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
+parallel\t''
+pcw\t''
+sequential\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
+bm25\t''
+dense\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l max-tokens -d 'Longest answer, in tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l no-stream -d 'Print the answer only when complete'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -318,6 +357,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
@@ -338,4 +378,5 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'

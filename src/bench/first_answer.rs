@@ -8,16 +8,21 @@
 //! while background encoding has work left.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::{BenchError, ScratchDir};
 use crate::answer::AskOptions;
+use crate::compute::Budget;
 use crate::engine::{Engine, EngineOptions};
+use crate::index::{IndexProgress, Stage};
 use crate::kvstore::KvStore;
-use crate::workspace::{FolderOptions, Step, Workspace, WorkspaceError};
+use crate::service::{
+    AnswerEvent, FolderEvent, FolderSpec, Handle, Question, Service, ServiceOptions, Until,
+};
+use crate::workspace::FolderOptions;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -75,49 +80,100 @@ pub struct DuringEncoding {
     pub idle: AnswerFigures,
     /// From its arrival (`first_token_ms` counts from then).
     pub answer: AnswerFigures,
-    /// From its arrival until the background unit in flight gave way.
+    /// From its arrival until the service took it up (the background
+    /// unit in flight gave way).
     pub waited_ms: f64,
 }
 
-/// Asks `question` idle (states cached), then the way the TUI does when
-/// it is typed while background work runs: units go on until the question
-/// arrives (1 s later, inside a unit), its announcement stops the unit in
-/// flight, and it is answered.
-fn during_encoding<'e>(
-    ws: &mut Workspace<'e>,
-    question: &str,
-    ask: &dyn Fn(&mut Workspace<'e>, &str) -> Result<AnswerFigures, BenchError>,
-) -> Result<DuringEncoding, BenchError> {
-    let fail = |e: WorkspaceError| BenchError::Setup(e.to_string());
-    ask(ws, question)?; // its states cached for today's retrieval
-    let idle = ask(ws, question)?;
-    let budget = ws.budget().clone();
-    let typist = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(1));
-        (Instant::now(), budget.announce())
-    });
-    while !typist.is_finished() {
-        if let None | Some(Step::Yielded) = ws.step(true).map_err(fail)? {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-    let (arrived, announced) = typist
-        .join()
-        .map_err(|_| BenchError::Setup("the typing thread panicked".into()))?;
-    let announced = announced?;
-    let waited_ms = ms(arrived.elapsed());
-    let mut a = ask(ws, question)?;
-    drop(announced);
-    // `ask` timed from its own start; count the wait in.
-    a.first_token_ms += waited_ms;
-    Ok(DuringEncoding {
-        idle,
-        answer: a,
-        waited_ms,
-    })
+/// The service under test and what it reported so far.
+struct Client {
+    handle: Handle,
+    events: Receiver<FolderEvent>,
+    launch: Instant,
+    /// Background units done, and states left after the latest one.
+    units: usize,
+    states_done: usize,
+    states_left: Option<usize>,
 }
 
-/// Runs the scenario.
+impl Client {
+    /// Takes the folder events that arrived, or waits up to `wait` for one.
+    fn pump(&mut self, wait: Duration) -> Result<Option<FolderEvent>, BenchError> {
+        let e = match self.events.recv_timeout(wait) {
+            Ok(e) => e,
+            Err(RecvTimeoutError::Timeout) => return Ok(None),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(BenchError::Setup("the folder service stopped".into()))
+            }
+        };
+        match &e {
+            FolderEvent::Progress(IndexProgress::Stage {
+                stage: Stage::Vectors,
+                ..
+            }) => self.units += 1,
+            FolderEvent::Progress(IndexProgress::Stage {
+                stage: Stage::States,
+                done,
+                total,
+            }) => {
+                self.units += 1;
+                self.states_done += 1;
+                self.states_left = Some(total - done);
+            }
+            FolderEvent::Indexed { report, .. } => self.states_left = Some(report.states_deferred),
+            FolderEvent::Error {
+                message,
+                fatal: true,
+            } => return Err(BenchError::Setup(message.clone())),
+            _ => {}
+        }
+        Ok(Some(e))
+    }
+
+    /// Asks `question` and times it from now (the queue and the unit in
+    /// flight giving way included); also reports how long it waited.
+    fn ask(&mut self, question: &str) -> Result<(AnswerFigures, Duration), BenchError> {
+        let asked = Instant::now();
+        let ticket = self
+            .handle
+            .ask(Question {
+                text: question.to_string(),
+                ..Question::default()
+            })
+            .map_err(|e| BenchError::Setup(e.to_string()))?;
+        let (mut first, mut waited) = (None, Duration::ZERO);
+        loop {
+            while self.pump(Duration::ZERO)?.is_some() {}
+            let event = match ticket.events.recv_timeout(Duration::from_millis(50)) {
+                Ok(e) => e,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(BenchError::Setup("the folder service stopped".into()))
+                }
+            };
+            match event {
+                AnswerEvent::Started { waited: w } => waited = w,
+                AnswerEvent::Token(_) => {
+                    first.get_or_insert_with(Instant::now);
+                }
+                AnswerEvent::Answered(a) => {
+                    let first = first.unwrap_or_else(Instant::now);
+                    let a = &a.answer;
+                    let figures = AnswerFigures {
+                        first_token_from_launch_ms: ms(first - self.launch),
+                        first_token_ms: ms(first - asked),
+                        states_encoded: a.states.computed(),
+                        decode_tokens_per_s: a.generated.decode_tokens_per_s(),
+                    };
+                    return Ok((figures, waited));
+                }
+                AnswerEvent::Failed(e) => return Err(BenchError::Setup(e)),
+            }
+        }
+    }
+}
+
+/// Runs the scenario through the folder service, as the TUI uses it.
 pub fn first_answer(
     o: &FirstAnswerOptions,
     progress: &mut dyn FnMut(&str),
@@ -125,74 +181,105 @@ pub fn first_answer(
     let scratch = ScratchDir::new("first-answer")?;
     let folder = scratch.0.join("folder");
     copy_tree(&o.folder, &folder)?;
-    let fail = |e: WorkspaceError| BenchError::Setup(e.to_string());
     let launch = Instant::now();
-    let engine = Engine::load(&o.model, o.engine.clone())?;
-    let model_load_ms = ms(launch.elapsed());
-    progress("reading files…");
-    let mut ws = Workspace::open_in(
-        &engine,
-        &folder,
-        Some(scratch.0.join("index")),
-        &o.folder_options,
-        KvStore::new(scratch.0.join("kv")),
-    )
-    .map_err(fail)?;
-    let never = AtomicBool::new(false);
-    let r = ws.refresh_text(&never, &mut |_| {}).map_err(fail)?;
-    let text_ready_ms = ms(launch.elapsed());
-    let ask = |ws: &mut Workspace<'_>, q: &str| -> Result<AnswerFigures, BenchError> {
-        let asked = Instant::now();
-        let mut first = None;
-        let a = ws
-            .ask(q, &o.ask, &mut |_| {
-                first.get_or_insert_with(Instant::now);
-                true
-            })
-            .map_err(fail)?;
-        let first = first.unwrap_or_else(Instant::now);
-        Ok(AnswerFigures {
-            first_token_from_launch_ms: ms(first - launch),
-            first_token_ms: ms(first - asked),
-            states_encoded: a.states.computed(),
-            decode_tokens_per_s: a.generated.decode_tokens_per_s(),
-        })
+    let service = Service::new(
+        ServiceOptions {
+            ask: o.ask,
+            with_states: true,
+            watch: None,
+            until: Until::Shutdown,
+            queue: 4,
+        },
+        Budget::default(),
+    );
+    let handle = service.handle();
+    let (tx, events) = mpsc::channel();
+    let (model, engine) = (o.model.clone(), o.engine.clone());
+    let spec = FolderSpec {
+        folder,
+        options: o.folder_options.clone(),
+        store: KvStore::new(scratch.0.join("kv")),
+        index_dir: Some(scratch.0.join("index")),
+        budget: Budget::default(),
     };
-    progress("first question…");
-    let first = ask(&mut ws, &o.questions[0])?;
-    let again = ask(&mut ws, &o.questions[0])?;
-    progress("background indexing…");
-    let t = Instant::now();
-    let mut units = 0;
-    let mut states_done = 0;
-    // Past the set time, go on until a state is being encoded: the
-    // question below is to arrive in the middle of one.
-    while t.elapsed() < o.background || states_done == 0 {
-        match ws.step(true).map_err(fail)? {
-            None => break,
-            Some(Step::Yielded) => std::thread::sleep(Duration::from_millis(50)),
-            Some(step) => {
-                units += 1;
-                states_done += usize::from(matches!(step, Step::State { .. }));
+    let thread = service.spawn(move || Engine::load(&model, engine), spec, tx)?;
+    let mut c = Client {
+        handle,
+        events,
+        launch,
+        units: 0,
+        states_done: 0,
+        states_left: None,
+    };
+    let result = scenario(o, &mut c, progress);
+    c.handle.shutdown();
+    drop(c);
+    let _ = thread.join();
+    result
+}
+
+fn scenario(
+    o: &FirstAnswerOptions,
+    c: &mut Client,
+    progress: &mut dyn FnMut(&str),
+) -> Result<FirstAnswerReport, BenchError> {
+    progress("loading the model…");
+    let mut model_load_ms = 0.0;
+    let text = loop {
+        match c.pump(Duration::from_secs(3600))? {
+            Some(FolderEvent::Loaded { ms }) => {
+                model_load_ms = ms;
+                progress("reading files…");
             }
+            Some(FolderEvent::TextReady { report, .. }) => break report,
+            _ => {}
+        }
+    };
+    let text_ready_ms = ms(c.launch.elapsed());
+    progress("first question…");
+    let (first, _) = c.ask(&o.questions[0])?;
+    let (again, _) = c.ask(&o.questions[0])?;
+    progress("background indexing…");
+    let (units_before, states_before) = (c.units, c.states_done);
+    let t = Instant::now();
+    // Past the set time, go on until a state has been encoded: the
+    // question below is to arrive while the next one is.
+    while t.elapsed() < o.background || c.states_done == states_before {
+        if let Some(FolderEvent::Indexed { .. }) = c.pump(Duration::from_millis(50))? {
+            break;
         }
     }
-    let states_left = ws.backlog().states.len();
+    let background_units = c.units - units_before;
+    let states_left = c.states_left.unwrap_or(0);
     progress("the first question again, typed while a state is encoded…");
-    let during = during_encoding(&mut ws, &o.questions[0], &ask)?;
+    // Asked idle first (its states cached for today's retrieval, which
+    // can differ from the first answer's once vectors exist).
+    c.ask(&o.questions[0])?;
+    let (idle, _) = c.ask(&o.questions[0])?;
+    // The service went back to background work; a second later, the
+    // question arrives in the middle of a unit.
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(1) {
+        c.pump(Duration::from_millis(20))?;
+    }
+    let (answer, waited) = c.ask(&o.questions[0])?;
     progress("second question…");
-    let second = ask(&mut ws, &o.questions[1])?;
+    let (second, _) = c.ask(&o.questions[1])?;
     Ok(FirstAnswerReport {
-        files: r.files_indexed,
-        chunks: r.chunks,
-        tokens: r.tokens,
+        files: text.files_indexed,
+        chunks: text.chunks,
+        tokens: text.tokens,
         model_load_ms,
         text_ready_ms,
         first,
         again,
-        background_units: units,
+        background_units,
         states_left,
-        during_encoding: during,
+        during_encoding: DuringEncoding {
+            idle,
+            answer,
+            waited_ms: ms(waited),
+        },
         second,
     })
 }

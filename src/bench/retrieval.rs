@@ -45,17 +45,11 @@ pub fn retrieval(
 ) -> Result<RetrievalReport, BenchError> {
     let data = squad::load(squad_file).map_err(|e| BenchError::Setup(e.to_string()))?;
     let dir = crate::paths::squad_folder();
-    let mut paragraphs = 0;
+    let paragraphs = squad::write_folder(&data, &dir)?;
     let mut all = Vec::new();
     for (a, article) in data.data.iter().enumerate() {
         for (p, para) in article.paragraphs.iter().enumerate() {
             let rel = squad::paragraph_path(a, &article.title, p);
-            let file = dir.join(&rel);
-            if !file.exists() {
-                std::fs::create_dir_all(file.parent().unwrap_or(&dir))?;
-                crate::fsutil::write_atomic(&file, &[para.context.as_bytes()])?;
-            }
-            paragraphs += 1;
             all.extend(
                 para.qas
                     .iter()
@@ -76,12 +70,8 @@ pub fn retrieval(
     let fail = |e: crate::workspace::WorkspaceError| BenchError::Setup(e.to_string());
     let mut ws =
         Workspace::open(engine, &dir, folder, KvStore::default_location()).map_err(fail)?;
-    ws.refresh(
-        false,
-        &std::sync::atomic::AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .map_err(fail)?;
+    crate::service::index(&mut ws, false, &mut |_| {})
+        .map_err(|e| BenchError::Setup(e.to_string()))?;
     let (mut hybrid, mut bm25, mut dense, mut mrr) = (0, 0, 0, 0.0);
     let t = Instant::now();
     for (question, gold) in &picked {

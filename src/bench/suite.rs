@@ -4,7 +4,6 @@
 //! loading, state size per K-cache type, and folder indexing.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -14,10 +13,10 @@ use super::{
 };
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{ChunkState, Engine, Mode, PromptLayout};
-use crate::index::dense::{EmbedOptions, Embedder};
-use crate::index::FolderIndex;
+use crate::index::dense::EmbedOptions;
+use crate::ingest::Filters;
 use crate::kvstore::KvStore;
-use crate::states::States;
+use crate::workspace::{FolderOptions, Workspace};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -216,31 +215,26 @@ fn index_figures(
     folder: &Path,
 ) -> Result<IndexFigures, BenchError> {
     let scratch = ScratchDir::new("index")?;
-    let states = States::new(
-        engine,
-        PromptLayout::new(engine, DEFAULT_SYSTEM_PROMPT)?,
-        KvStore::new(scratch.0.join("kv")),
-    )?;
-    let fail = |e: crate::index::IndexError| BenchError::Setup(e.to_string());
-    let mut embedder = Embedder::load(&o.embed).map_err(fail)?;
     let folder = folder.canonicalize()?;
-    let mut index = FolderIndex::open_at(
+    let options = FolderOptions {
+        chunk_tokens: o.index_chunk_tokens,
+        system_prompt: DEFAULT_SYSTEM_PROMPT.to_string(),
+        prefix_newlines: 0,
+        embed: o.embed.clone(),
+        filters: Filters::default(),
+        budget_bytes: u64::MAX,
+    };
+    let fail = |e: String| BenchError::Setup(e);
+    let mut ws = Workspace::open_in(
+        engine,
         &folder,
-        scratch.0.join("index"),
-        &states,
-        o.index_chunk_tokens,
+        Some(scratch.0.join("index")),
+        &options,
+        KvStore::new(scratch.0.join("kv")),
     )
-    .map_err(fail)?;
+    .map_err(|e| fail(e.to_string()))?;
     let t = Instant::now();
-    let r = index
-        .update(
-            &states,
-            &mut embedder,
-            true,
-            &AtomicBool::new(false),
-            &mut |_| {},
-        )
-        .map_err(fail)?;
+    let r = crate::service::index(&mut ws, true, &mut |_| {}).map_err(|e| fail(e.to_string()))?;
     let seconds = t.elapsed().as_secs_f64();
     Ok(IndexFigures {
         folder,

@@ -437,6 +437,11 @@ pub struct AskArgs {
     /// JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records.
     #[arg(long)]
     pub(super) json: bool,
+    /// With --ask: continue the conversation in FILE (JSON: the earlier
+    /// turns as [{"question", "answer"}…] or chat messages), and add this
+    /// turn to it. A missing file starts a new conversation.
+    #[arg(long, value_name = "FILE")]
+    pub(super) conversation: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::output::IndexBar;
 use super::style::{bold, dim};
 use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
-use crate::answer::Answer;
+use crate::answer::{Answer, Exchange};
 use crate::engine::Mode;
 use crate::ingest::Place;
 use crate::kvstore::KvStore;
@@ -29,6 +29,10 @@ pub fn run(
         anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
     };
     let options = args.options(true)?;
+    let mut history = match &args.conversation {
+        Some(path) => crate::conversation::load(path)?,
+        None => Vec::new(),
+    };
     let engine = model.load(context_size(
         options.top_k,
         folder.chunk_tokens(),
@@ -70,11 +74,25 @@ pub fn run(
         };
         r.map_err(|e| write_err = Some(e)).is_ok() && !CANCEL.load(Ordering::Relaxed)
     };
-    let answer = ws.ask(&question, &options, &mut on_text)?;
+    let answer = ws.ask(&question, &history, &options, &mut on_text)?;
     if let Some(e) = write_err {
         return Err(e.into());
     }
     drop(out);
+    if let Some(path) = &args.conversation {
+        if answer.generated.text.trim().is_empty() {
+            eprintln!(
+                "{}",
+                dim("the answer is empty: the conversation file is left as it was")
+            );
+        } else {
+            history.push(Exchange {
+                question: question.clone(),
+                answer: answer.generated.text.clone(),
+            });
+            crate::conversation::save(path, &history)?;
+        }
+    }
     if args.json {
         print_json(&answer)?;
     } else {

@@ -1,24 +1,22 @@
-//! `ape-chat [DIR]`: the interactive UI. The UI thread never touches the
-//! engine: a worker thread owns the model, the folder and the watcher, and
-//! both sides talk through messages (one channel each way). Chat history
-//! persists per folder.
+//! `ape-chat [DIR]`: the interactive UI over the folder service. The UI
+//! thread never touches the engine: the service (its own thread) owns the
+//! model, the folder and the watcher; its events become the UI's messages.
+//! Chat history persists per folder.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::output::{eta, stage_name};
 use super::{AskArgs, FolderArgs, ModelArgs};
-use crate::answer::AskOptions;
-use crate::compute::{Budget, Held};
+use crate::compute::Budget;
 use crate::index::{IndexProgress, Stage};
-use crate::kvstore::KvStore;
+use crate::service::{AnswerEvent, FolderEvent, Handle, Question, Service, ServiceOptions, Until};
 use crate::tui::{self, Effect, Model, Msg, SourceView, Status, Turn};
-use crate::watch::{FolderWatcher, WatchMsg};
-use crate::workspace::{context_size, Step, Workspace};
+use crate::workspace::context_size;
 
 pub fn run(
     model: &ModelArgs,
@@ -30,7 +28,7 @@ pub fn run(
         .canonicalize()
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     let options = ask_args.options(true)?;
-    let history = crate::index::index_dir(&dir).join("chat.json");
+    let history = crate::paths::chat_history(&dir);
     let turns: Vec<Turn> = std::fs::read(&history)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -46,260 +44,175 @@ pub fn run(
     };
 
     let (tx, rx) = mpsc::channel();
-    let (events_tx, events_rx) = mpsc::channel::<Event>();
-    let cancel = Arc::new(AtomicBool::new(false));
-    let worker = Worker {
-        model: model.clone(),
-        folder: folder.clone(),
-        options,
-        dir: dir.clone(),
-        tx: tx.clone(),
-        cancel: Arc::clone(&cancel),
-    };
-    let watch_tx = events_tx.clone();
-    std::thread::spawn(move || worker.run(events_rx, watch_tx));
+    let service = Service::new(
+        ServiceOptions {
+            ask: options,
+            with_states: true,
+            watch: Some(std::time::Duration::from_millis(1500)),
+            until: Until::Shutdown,
+            queue: 1,
+        },
+        Budget::default(),
+    );
+    let handle = service.handle();
+    let (events_tx, events_rx) = mpsc::channel();
+    let ctx = context_size(
+        options.top_k,
+        folder.chunk_tokens(),
+        options.generate.max_tokens,
+    );
+    super::start_service(model, ctx, &dir, folder, service, events_tx)?;
+    let folder_tx = tx.clone();
+    std::thread::spawn(move || folder_events(events_rx, folder_tx));
+    tx.send(Msg::Activity("loading model…".into()))?;
+
     let save = |turns: &[Turn]| {
         if let Ok(json) = serde_json::to_vec(turns) {
             let _ = crate::fsutil::write_atomic(&history, &[&json]);
         }
     };
+    let mut asking: Option<Arc<AtomicBool>> = None;
     let end = tui::run(
         Model::new(turns, status),
         &dir,
-        tx,
+        tx.clone(),
         rx,
         |m, effect| match effect {
-            Effect::Ask(q) => {
-                cancel.store(false, Ordering::SeqCst);
-                // Announced now, so background encoding (here or in another
-                // process) stops before the worker even reads the question.
-                let announced = Budget::default().announce().ok();
-                let _ = events_tx.send(Event::Ask(q, announced));
+            Effect::Ask { question, history } => {
+                asking = ask(&handle, question, history, &tx);
             }
-            Effect::Cancel => cancel.store(true, Ordering::SeqCst),
+            Effect::Cancel => {
+                if let Some(c) = &asking {
+                    c.store(true, Ordering::SeqCst);
+                }
+            }
             Effect::Save => save(&m.turns),
             Effect::Quit | Effect::Open(_) | Effect::Copy(_) => {}
         },
     )?;
     save(&end.turns);
+    handle.shutdown();
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the worker hears, on one channel: questions from the UI and
-/// batches from the folder watcher.
-enum Event {
-    /// A question, and its announcement to the compute budget (held until
-    /// it is answered).
-    Ask(String, Option<Held>),
-    Watch(WatchMsg),
-}
-
-/// Owns everything that computes; reports through `tx`.
-struct Worker {
-    model: ModelArgs,
-    folder: FolderArgs,
-    options: AskOptions,
-    dir: PathBuf,
-    tx: Sender<Msg>,
-    cancel: Arc<AtomicBool>,
-}
-
-impl Worker {
-    fn send(&self, m: Msg) {
-        let _ = self.tx.send(m);
-    }
-
-    fn run(self, events: Receiver<Event>, watch_tx: Sender<Event>) {
-        if let Err(e) = self.serve(&events, watch_tx) {
-            self.send(Msg::Activity(format!("error: {e:#}")));
-            // Keep answering requests with the error so the UI never hangs.
-            while let Ok(ev) = events.recv() {
-                if let Event::Ask(..) = ev {
-                    self.send(Msg::Failed(format!("{e:#}")));
-                }
-            }
+/// Hands a question to the service; its answer's events become messages
+/// on a thread of their own. Returns the question's stop switch.
+fn ask(
+    handle: &Handle,
+    text: String,
+    history: Vec<crate::answer::Exchange>,
+    tx: &Sender<Msg>,
+) -> Option<Arc<AtomicBool>> {
+    let question = Question {
+        text,
+        history,
+        options: None,
+    };
+    let ticket = match handle.ask(question) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(e.to_string()));
+            return None;
         }
-    }
-
-    /// Loads the model, makes the folder answerable (the text stage, in
-    /// seconds), then answers questions as they come and, between them, does
-    /// the rest of the indexing one unit at a time: a question stops a state
-    /// encoding in flight (an embedding batch in flight ends first).
-    fn serve(&self, events: &Receiver<Event>, watch_tx: Sender<Event>) -> anyhow::Result<()> {
-        self.send(Msg::Activity("loading model…".into()));
-        let o = &self.options;
-        let engine = self.model.load(context_size(
-            o.top_k,
-            self.folder.chunk_tokens(),
-            o.generate.max_tokens,
-        ))?;
-        let _watcher = FolderWatcher::start(
-            &self.dir,
-            Duration::from_millis(1500),
-            crate::paths::cache_dir(),
-            move |m| {
-                let _ = watch_tx.send(Event::Watch(m));
-            },
-        )
-        .map_err(|e| self.send(Msg::Activity(format!("watcher unavailable: {e}"))))
-        .ok();
-        let mut ws = Workspace::open(
-            &engine,
-            &self.dir,
-            &self.folder.options(),
-            KvStore::default_location(),
-        )?;
-        self.refresh_text(&mut ws)?;
-        let mut background = Background::new(&ws);
-        // How long to wait for an event before the next background unit:
-        // none, unless the last unit yielded to a question elsewhere.
-        let mut wait = Duration::ZERO;
-        loop {
-            let event = if background.done {
-                match events.recv() {
-                    Ok(e) => Some(e),
-                    Err(_) => return Ok(()),
-                }
-            } else {
-                match events.recv_timeout(wait) {
-                    Ok(e) => Some(e),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return Ok(()),
+    };
+    let cancel = Arc::clone(&ticket.cancel);
+    let tx = tx.clone();
+    std::thread::spawn(move || {
+        for event in ticket.events {
+            let msg = match event {
+                AnswerEvent::Started { .. } => continue,
+                AnswerEvent::Token(t) => Msg::Token(t),
+                AnswerEvent::Failed(e) => Msg::Failed(e),
+                AnswerEvent::Answered(done) => {
+                    let a = &done.answer;
+                    if !a.notes.is_empty() {
+                        let _ = tx.send(Msg::Activity(format!("note: {}", a.notes.join("; "))));
+                    }
+                    let sources = a
+                        .sources
+                        .iter()
+                        .zip(&done.texts)
+                        .map(|(s, text)| SourceView {
+                            path: s.chunk.path.clone(),
+                            lines: s.chunk.lines,
+                            heading: s.chunk.heading.join(" › "),
+                            share: s.attention_share,
+                            preview: text.clone(),
+                            place: s.chunk.place.as_ref().map(ToString::to_string),
+                            editable: s.chunk.place.is_none()
+                                && crate::ingest::extract::lines_are_the_files(Path::new(
+                                    &s.chunk.path,
+                                )),
+                        })
+                        .collect();
+                    Msg::Answered {
+                        sources,
+                        ttft_ms: a.ttft.as_secs_f64() * 1e3,
+                        tokens_per_s: a.generated.decode_tokens_per_s(),
+                    }
                 }
             };
-            wait = Duration::ZERO;
-            match event {
-                Some(Event::Ask(q, announced)) => {
-                    self.answer(&q, &mut ws);
-                    drop(announced);
-                }
-                Some(Event::Watch(WatchMsg::Changed(_))) => {
-                    // Coalesce what else arrived meanwhile; one text pass
-                    // covers all of it.
-                    self.send(Msg::Activity("re-reading changed files…".into()));
-                    match self.refresh_text(&mut ws) {
-                        Ok(()) => background = Background::new(&ws),
-                        Err(e) => self.send(Msg::Activity(format!("re-indexing failed: {e}"))),
-                    }
-                }
-                Some(Event::Watch(WatchMsg::Error(e))) => {
-                    self.send(Msg::Activity(format!("watcher: {e}")))
-                }
-                None => match ws.step(true) {
-                    Ok(Some(Step::Yielded)) => wait = Duration::from_millis(100),
-                    Ok(Some(step)) => self.send(Msg::Activity(background.after(step))),
-                    Ok(None) => {
-                        background.done = true;
-                        self.send(Msg::Activity("ready · every chunk state cached".into()));
-                    }
-                    Err(e) => {
-                        background.done = true;
-                        self.send(Msg::Activity(format!("background indexing failed: {e}")));
-                    }
-                },
+            if tx.send(msg).is_err() {
+                break;
             }
         }
-    }
-
-    /// The text stage, with the status bar following it.
-    fn refresh_text(&self, ws: &mut Workspace<'_>) -> anyhow::Result<()> {
-        let never = AtomicBool::new(false);
-        let r = ws.refresh_text(&never, &mut |p| {
-            if let IndexProgress::Stage { stage, done, total } = p {
-                self.send(Msg::Activity(format!(
-                    "{} {done}/{total}",
-                    stage_name(stage)
-                )));
-            }
-        })?;
-        self.send(Msg::Index {
-            files: ws.index.files(),
-            chunks: ws.index.len(),
-        });
-        if r.files_indexed + r.files_removed > 0 {
-            self.send(Msg::Activity(format!(
-                "answers ready · {} files read, {} removed",
-                r.files_indexed, r.files_removed
-            )));
-        } else {
-            self.send(Msg::Activity("answers ready".into()));
-        }
-        Ok(())
-    }
-
-    fn answer(&self, q: &str, ws: &mut Workspace<'_>) {
-        let cancel = &self.cancel;
-        let result = ws.ask(q, &self.options, &mut |piece| {
-            self.send(Msg::Token(piece.to_string()));
-            !cancel.load(Ordering::SeqCst)
-        });
-        match result {
-            Ok(a) => {
-                if !a.notes.is_empty() {
-                    self.send(Msg::Activity(format!("note: {}", a.notes.join("; "))));
-                }
-                let sources = a
-                    .sources
-                    .iter()
-                    .map(|s| SourceView {
-                        path: s.chunk.path.clone(),
-                        lines: s.chunk.lines,
-                        heading: s.chunk.heading.join(" › "),
-                        share: s.attention_share,
-                        preview: ws.index.text(s.hit.id).ok().flatten().unwrap_or_default(),
-                        place: s.chunk.place.as_ref().map(ToString::to_string),
-                        editable: s.chunk.place.is_none()
-                            && crate::ingest::extract::lines_are_the_files(Path::new(
-                                &s.chunk.path,
-                            )),
-                    })
-                    .collect();
-                let g = &a.generated;
-                self.send(Msg::Answered {
-                    sources,
-                    ttft_ms: a.ttft.as_secs_f64() * 1e3,
-                    tokens_per_s: g.decode_tokens_per_s(),
-                });
-            }
-            Err(e) => self.send(Msg::Failed(e.to_string())),
-        }
-    }
+    });
+    Some(cancel)
 }
 
-/// Progress of the background stages, for the status bar.
-struct Background {
-    done: bool,
-    vectors: (usize, Instant),
-    states: (usize, Instant),
-}
-
-impl Background {
-    fn new(ws: &Workspace<'_>) -> Self {
-        let b = ws.backlog();
-        Self {
-            done: b.is_empty(),
-            vectors: (b.vectors.len(), Instant::now()),
-            states: (b.states.len(), Instant::now()),
-        }
-    }
-
-    /// The status line after `step`: the stage, how far, and an ETA.
-    fn after(&mut self, step: Step) -> String {
-        let (stage, left, (total, started)) = match step {
-            Step::Vectors { left, .. } => (Stage::Vectors, left, &mut self.vectors),
-            Step::State { left, .. } => (Stage::States, left, &mut self.states),
-            Step::Yielded => return String::new(),
+/// The folder's events as status-bar messages, each background stage with
+/// its pace and an ETA.
+fn folder_events(events: Receiver<FolderEvent>, tx: Sender<Msg>) {
+    let mut stage: Option<(Stage, Instant)> = None;
+    for e in events {
+        let msg = match e {
+            FolderEvent::Loaded { .. } => Msg::Activity("reading files…".into()),
+            FolderEvent::TextReady {
+                report,
+                files,
+                chunks,
+            } => {
+                let _ = tx.send(Msg::Index { files, chunks });
+                Msg::Activity(if report.files_indexed + report.files_removed > 0 {
+                    format!(
+                        "answers ready · {} files read, {} removed",
+                        report.files_indexed, report.files_removed
+                    )
+                } else {
+                    "answers ready".into()
+                })
+            }
+            FolderEvent::Progress(IndexProgress::Stage {
+                stage: s,
+                done,
+                total,
+            }) => {
+                let started = match stage {
+                    Some((current, t)) if current == s && done > 1 => t,
+                    _ => Instant::now(),
+                };
+                stage = Some((s, started));
+                let ready = if s == Stage::Text {
+                    ""
+                } else {
+                    "answers ready · "
+                };
+                Msg::Activity(format!(
+                    "{ready}{} {done}/{total}{}",
+                    stage_name(s),
+                    eta(started, done, total)
+                ))
+            }
+            FolderEvent::Progress(IndexProgress::Skipped(_)) => continue,
+            FolderEvent::Indexed { report, .. } if report.states_deferred == 0 => {
+                Msg::Activity("ready · every chunk state cached".into())
+            }
+            FolderEvent::Indexed { .. } => Msg::Activity("ready".into()),
+            FolderEvent::Note(n) => Msg::Activity(n),
+            FolderEvent::Error { message, .. } => Msg::Activity(format!("error: {message}")),
         };
-        if left >= *total {
-            // The backlog grew (a question's chunks): restart the count.
-            (*total, *started) = (left + 1, Instant::now());
+        if tx.send(msg).is_err() {
+            break;
         }
-        let done = *total - left;
-        format!(
-            "answers ready · {} {done}/{}{}",
-            stage_name(stage),
-            *total,
-            eta(*started, done, *total)
-        )
     }
 }

@@ -85,6 +85,27 @@ enum Command {
     Bench(bench::BenchCommand),
 }
 
+/// Starts `service` over `dir` on its own thread, with the model these
+/// flags name (loaded there, with `ctx` cells) and the folder settings.
+fn start_service(
+    model: &ModelArgs,
+    ctx: u32,
+    dir: &std::path::Path,
+    folder: &FolderArgs,
+    service: crate::service::Service,
+    events: std::sync::mpsc::Sender<crate::service::FolderEvent>,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let model = model.clone();
+    let spec = crate::service::FolderSpec {
+        folder: dir.to_path_buf(),
+        options: folder.options(),
+        store: crate::kvstore::KvStore::default_location(),
+        index_dir: None,
+        budget: crate::compute::Budget::default(),
+    };
+    Ok(service.spawn(move || model.load(ctx), spec, events)?)
+}
+
 /// Set by Ctrl-C: long work stops cleanly at the next safe point. A second
 /// Ctrl-C exits at once.
 pub(crate) static CANCEL: AtomicBool = AtomicBool::new(false);

@@ -40,7 +40,7 @@ impl IndexBar {
     }
 
     /// Feeds one progress event.
-    pub fn show(&mut self, p: IndexProgress<'_>) {
+    pub fn show(&mut self, p: IndexProgress) {
         match p {
             IndexProgress::Skipped(s) if !self.quiet => self
                 .bar
@@ -71,6 +71,13 @@ impl IndexBar {
                     );
                 }
             }
+        }
+    }
+
+    /// A line above the bar (a note, a non-fatal error).
+    pub fn note(&self, text: &str) {
+        if !self.quiet {
+            self.bar.suspend(|| eprintln!("{}", dim(text)));
         }
     }
 

@@ -1,5 +1,5 @@
 //! `ape-chat watch DIR`: keep a folder's index and KV states current in the
-//! background (the TUI runs the same loop on its own thread).
+//! background: the folder service with its watcher, its events printed.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,10 +13,9 @@ use serde_json::json;
 use super::output::{print_summary, IndexBar};
 use super::style::dim;
 use super::{FolderArgs, ModelArgs, CANCEL};
+use crate::compute::Budget;
 use crate::index::UpdateReport;
-use crate::kvstore::KvStore;
-use crate::watch::{FolderWatcher, WatchMsg};
-use crate::workspace::Workspace;
+use crate::service::{FolderEvent, Service, ServiceOptions, Until};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -34,53 +33,58 @@ pub struct WatchArgs {
 }
 
 pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
-    let engine = model.load(2048)?;
-    // Watch first: a change made while the initial update runs is queued,
-    // never missed.
-    let (tx, rx) = mpsc::channel();
-    let debounce = Duration::from_millis(args.debounce_ms.max(50));
-    let _watcher = FolderWatcher::start(&args.dir, debounce, crate::paths::cache_dir(), move |m| {
-        let _ = tx.send(m);
-    })
-    .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", args.dir.display()))?;
-    let mut ws = Workspace::open(
-        &engine,
-        &args.dir,
-        &args.folder.options(),
-        KvStore::default_location(),
-    )?;
-    // Every unit of the refresh yields to questions anywhere on the machine
-    // (the compute budget), so a TUI or `--ask` is never starved by this.
-    let refresh = |ws: &mut Workspace<'_>| {
-        let mut bar = IndexBar::new(args.json);
-        let r = ws.refresh(true, &CANCEL, &mut |p| bar.show(p));
-        bar.finish();
-        r
-    };
-    emit(args.json, &refresh(&mut ws)?, 0);
-    if !args.json {
-        eprintln!(
-            "{}",
-            dim(&format!("watching {} (Ctrl-C to stop)", args.dir.display()))
-        );
-    }
-    while !CANCEL.load(Ordering::Relaxed) {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(WatchMsg::Changed(mut paths)) => {
-                // Coalesce whatever else arrived while we were busy.
-                while let Ok(WatchMsg::Changed(more)) = rx.try_recv() {
-                    paths.extend(more);
+    // Every unit of background work yields to questions anywhere on the
+    // machine (the compute budget), so a TUI or `--ask` is never starved.
+    let service = Service::new(
+        ServiceOptions {
+            watch: Some(Duration::from_millis(args.debounce_ms.max(50))),
+            until: Until::Shutdown,
+            ..ServiceOptions::indexing(true)
+        },
+        Budget::default(),
+    );
+    let handle = service.handle();
+    let (tx, events) = mpsc::channel();
+    super::start_service(model, 2048, &args.dir, &args.folder, service, tx)?;
+    let mut bar = IndexBar::new(args.json);
+    let mut first = true;
+    loop {
+        match events.recv_timeout(Duration::from_millis(200)) {
+            Ok(FolderEvent::Progress(p)) => bar.show(p),
+            Ok(FolderEvent::Indexed { report, changes }) => {
+                bar.finish();
+                if report.cancelled {
+                    break;
                 }
-                match refresh(&mut ws) {
-                    Ok(r) => emit(args.json, &r, paths.len()),
-                    Err(e) => error(args.json, &format!("re-indexing failed: {e}")),
+                emit(args.json, &report, changes);
+                if std::mem::take(&mut first) && !args.json {
+                    eprintln!(
+                        "{}",
+                        dim(&format!("watching {} (Ctrl-C to stop)", args.dir.display()))
+                    );
+                }
+                bar = IndexBar::new(args.json);
+            }
+            Ok(FolderEvent::Error {
+                message,
+                fatal: true,
+            }) => {
+                bar.finish();
+                anyhow::bail!(message);
+            }
+            Ok(FolderEvent::Error { message, .. } | FolderEvent::Note(message)) => {
+                error(args.json, &message)
+            }
+            Ok(_) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                if CANCEL.load(Ordering::Relaxed) {
+                    handle.shutdown();
                 }
             }
-            Ok(WatchMsg::Error(e)) => error(args.json, &format!("watcher: {e}")),
-            Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
     }
+    bar.finish();
     Ok(ExitCode::SUCCESS)
 }
 

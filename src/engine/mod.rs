@@ -267,6 +267,40 @@ impl Engine {
             .is_eog(llama_cpp_2::token::LlamaToken(token))
     }
 
+    /// The text of `tokens` with control tokens (`<|im_end|>`) spelled out:
+    /// what a prompt says, for checks against a rendered template.
+    pub fn spell(&self, tokens: &[TokenId]) -> String {
+        let bytes: Vec<u8> = tokens
+            .iter()
+            .flat_map(|&t| {
+                self.model
+                    .vocab()
+                    .token_to_piece(llama_cpp_2::token::LlamaToken(t), true, None)
+            })
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    /// `messages` (role, content) as the model's chat template writes them,
+    /// the assistant's turn opened: llama.cpp's own rendering, the
+    /// reference the prompt layout is checked against.
+    pub fn render_chat(&self, messages: &[(&str, &str)]) -> Result<String, EngineError> {
+        let tmpl = self
+            .model
+            .chat_template(None)
+            .map_err(|e| EngineError::Template(e.to_string()))?;
+        let chat = messages
+            .iter()
+            .map(|(role, content)| {
+                llama_cpp_2::model::LlamaChatMessage::new(role.to_string(), content.to_string())
+                    .map_err(|e| EngineError::Template(e.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.model
+            .apply_chat_template(&tmpl, &chat, true)
+            .map_err(|e| EngineError::Template(e.to_string()))
+    }
+
     pub(crate) fn model(&self) -> &LlamaModel {
         &self.model
     }

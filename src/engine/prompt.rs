@@ -28,6 +28,10 @@ pub struct PromptLayout {
     pub prefix: Vec<TokenId>,
     /// Template text that ends the user turn and starts the answer.
     turn_end: Vec<TokenId>,
+    /// An earlier exchange's glue: after its question (the assistant's
+    /// turn opens) and after its answer (the next user turn opens).
+    reply_open: Vec<TokenId>,
+    reply_close: Vec<TokenId>,
     /// Where the layout came from.
     pub template: Template,
 }
@@ -49,14 +53,21 @@ impl PromptLayout {
     pub fn new(engine: &Engine, system: &str) -> Result<Self, EngineError> {
         let model = engine.model();
         let plain = || (format!("{system}\n\n"), "\nAnswer: ".to_string());
-        let ((head, tail), template) = match model.chat_template(None) {
+        // Earlier turns in plain text: "Question: …\nAnswer: …\n\n".
+        let plain_glue = || ("\nAnswer: ".to_string(), "\n\n".to_string());
+        let ((head, tail), glue, template) = match model.chat_template(None) {
             Ok(tmpl) => match split_template(model, &tmpl, system) {
-                Ok(parts) => (parts, Template::Model),
+                Ok(parts) => {
+                    // A template that cannot render a conversation keeps
+                    // earlier turns as text inside the user's message.
+                    let glue = turn_glue(model, &tmpl, system).unwrap_or_else(|_| plain_glue());
+                    (parts, glue, Template::Model)
+                }
                 // A template llama.cpp cannot apply: answer in plain text
                 // rather than not at all.
-                Err(e) => (plain(), Template::Plain(Some(e.to_string()))),
+                Err(e) => (plain(), plain_glue(), Template::Plain(Some(e.to_string()))),
             },
-            Err(_) => (plain(), Template::Plain(None)),
+            Err(_) => (plain(), plain_glue(), Template::Plain(None)),
         };
         let head_tokens = engine.tokens(&head, true);
         let vocab = model.vocab();
@@ -69,6 +80,8 @@ impl PromptLayout {
         Ok(Self {
             prefix,
             turn_end: engine.tokens(&tail, true),
+            reply_open: engine.tokens(&glue.0, true),
+            reply_close: engine.tokens(&glue.1, true),
             template,
         })
     }
@@ -100,9 +113,65 @@ impl PromptLayout {
 
     /// Tokens of the question, closing the user turn.
     pub fn question(&self, engine: &Engine, question: &str) -> Vec<TokenId> {
-        let mut t = engine.tokenize(&format!("Question: {}", question.trim()));
+        self.conversation(engine, &[], question)
+    }
+
+    /// Tokens after the chunks when the question follows earlier turns:
+    /// the first earlier question closes the user's message that holds the
+    /// documents, then each answer and question are turns of their own, as
+    /// the model's template writes a conversation; the question closes the
+    /// last user turn. User and answer text is never read as template
+    /// syntax. No earlier turns: exactly [`Self::question`].
+    pub fn conversation(
+        &self,
+        engine: &Engine,
+        earlier: &[(&str, &str)],
+        question: &str,
+    ) -> Vec<TokenId> {
+        let mut t = Vec::new();
+        for (q, a) in earlier {
+            t.extend(engine.tokenize(&format!("Question: {}", q.trim())));
+            t.extend_from_slice(&self.reply_open);
+            t.extend(engine.tokenize(a.trim()));
+            t.extend_from_slice(&self.reply_close);
+        }
+        t.extend(engine.tokenize(&format!("Question: {}", question.trim())));
         t.extend_from_slice(&self.turn_end);
         t
+    }
+}
+
+/// The template's text between an earlier question and its answer, and
+/// between that answer and the next question, read off a rendered
+/// two-turn conversation.
+fn turn_glue(
+    model: &llama_cpp_2::model::LlamaModel,
+    tmpl: &llama_cpp_2::model::LlamaChatTemplate,
+    system: &str,
+) -> Result<(String, String), EngineError> {
+    let msg = |role: &str, content: &str| {
+        LlamaChatMessage::new(role.into(), content.into())
+            .map_err(|e| EngineError::Template(e.to_string()))
+    };
+    let marks = ["\u{1}APE-Q1\u{1}", "\u{1}APE-A1\u{1}", "\u{1}APE-Q2\u{1}"];
+    let chat = [
+        msg("system", system)?,
+        msg("user", marks[0])?,
+        msg("assistant", marks[1])?,
+        msg("user", marks[2])?,
+    ];
+    let text = model
+        .apply_chat_template(tmpl, &chat, true)
+        .map_err(|e| EngineError::Template(e.to_string()))?;
+    let between = |a: &str, b: &str| -> Option<String> {
+        let (_, rest) = text.split_once(a)?;
+        Some(rest.split_once(b)?.0.to_string())
+    };
+    match (between(marks[0], marks[1]), between(marks[1], marks[2])) {
+        (Some(open), Some(close)) => Ok((open, close)),
+        _ => Err(EngineError::Template(
+            "template does not write a conversation's turns in order".into(),
+        )),
     }
 }
 

@@ -37,12 +37,6 @@ pub struct FolderIndex {
     vectors: VectorStore,
 }
 
-/// Where the index of `folder` lives: one directory per canonical folder path.
-pub fn index_dir(folder: &Path) -> PathBuf {
-    let hash = blake3::hash(folder.to_string_lossy().as_bytes()).to_hex();
-    crate::paths::indexes_dir().join(&hash[..16])
-}
-
 impl FolderIndex {
     /// Opens (or creates) the index of `folder` for chunks of `chunk_tokens`
     /// made with `states`. An index made for another model or chunk size, or a
@@ -55,7 +49,12 @@ impl FolderIndex {
         let folder = folder
             .canonicalize()
             .map_err(|e| IndexError::io(folder, e))?;
-        Self::open_at(&folder, index_dir(&folder), states, chunk_tokens)
+        Self::open_at(
+            &folder,
+            crate::paths::index_dir(&folder),
+            states,
+            chunk_tokens,
+        )
     }
 
     /// [`Self::open`] with the index kept in `dir` rather than the cache

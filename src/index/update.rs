@@ -36,9 +36,10 @@ pub enum Stage {
 }
 
 /// Long work, reported as it happens.
-pub enum IndexProgress<'a> {
+#[derive(Clone, Debug)]
+pub enum IndexProgress {
     /// A file could not be indexed.
-    Skipped(&'a Skipped),
+    Skipped(Skipped),
     /// `done` of `total` units of `stage` (files, vectors or states).
     Stage {
         stage: Stage,
@@ -139,7 +140,7 @@ impl FolderIndex {
         &mut self,
         states: &States<'_>,
         cancel: &AtomicBool,
-        progress: &mut dyn FnMut(IndexProgress<'_>),
+        progress: &mut dyn FnMut(IndexProgress),
     ) -> Result<UpdateReport, IndexError> {
         let start = Instant::now();
         let mut r = UpdateReport::default();
@@ -169,7 +170,7 @@ impl FolderIndex {
         let pending = self.changed_files(files, states, &mut r)?;
         r.timings_ms.extract_chunk = ms(t.elapsed());
         for s in &r.files_skipped {
-            progress(IndexProgress::Skipped(s));
+            progress(IndexProgress::Skipped(s.clone()));
         }
         // A new prefix (system prompt, padding, model) gives every chunk a
         // new state key; the text and vectors stay.
@@ -305,58 +306,6 @@ impl FolderIndex {
         let (_, stored) = states.encode(session, &tokens, false)?;
         stored.map_err(|e| IndexError::Engine(e.into()))?;
         Ok(true)
-    }
-
-    /// All three stages at once (`index`, `watch`, benchmarks): text, then
-    /// every missing vector and (if `with_states`) every missing state.
-    pub fn update(
-        &mut self,
-        states: &States<'_>,
-        embedder: &mut crate::index::dense::Embedder,
-        with_states: bool,
-        cancel: &AtomicBool,
-        progress: &mut dyn FnMut(IndexProgress<'_>),
-    ) -> Result<UpdateReport, IndexError> {
-        let start = Instant::now();
-        let mut r = self.update_text(states, cancel, progress)?;
-        let backlog = self.backlog(states, &[]);
-        let t = Instant::now();
-        let batch = 16;
-        for (i, ids) in backlog.vectors.chunks(batch).enumerate() {
-            if cancel.load(Ordering::Relaxed) {
-                r.cancelled = true;
-                break;
-            }
-            progress(IndexProgress::Stage {
-                stage: Stage::Vectors,
-                done: i * batch,
-                total: backlog.vectors.len(),
-            });
-            r.chunks_embedded += self.embed_chunks(embedder, ids)?;
-        }
-        r.timings_ms.embed = ms(t.elapsed());
-        let t = Instant::now();
-        if with_states && !r.cancelled {
-            let mut session = states.engine.session()?;
-            for (i, &id) in backlog.states.iter().enumerate() {
-                if cancel.load(Ordering::Relaxed) {
-                    r.cancelled = true;
-                    break;
-                }
-                progress(IndexProgress::Stage {
-                    stage: Stage::States,
-                    done: i,
-                    total: backlog.states.len(),
-                });
-                r.chunks_encoded +=
-                    usize::from(self.encode_chunk_state(states, &mut session, id)?);
-            }
-        }
-        r.timings_ms.encode = ms(t.elapsed());
-        r.states_deferred = self.backlog(states, &[]).states.len();
-        r.bytes_on_disk = self.bytes_on_disk(states);
-        r.timings_ms.total = ms(start.elapsed());
-        Ok(r)
     }
 
     /// Files that are new or whose content changed, read and chunked. Files

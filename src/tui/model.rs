@@ -6,6 +6,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::{Deserialize, Serialize};
 
+use crate::answer::Exchange;
+
 /// Everything that can happen.
 #[derive(Debug)]
 pub enum Msg {
@@ -33,7 +35,11 @@ pub enum Msg {
 /// What the shell must do after an update.
 #[derive(Debug, PartialEq)]
 pub enum Effect {
-    Ask(String),
+    /// Ask `question` after the earlier turns of its conversation.
+    Ask {
+        question: String,
+        history: Vec<Exchange>,
+    },
     Cancel,
     Save,
     Quit,
@@ -68,6 +74,10 @@ pub struct Turn {
     pub sources: Vec<SourceView>,
     #[serde(default)]
     pub error: Option<String>,
+    /// The first question of a new conversation (Ctrl-N): earlier turns
+    /// are not its history.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub starts_conversation: bool,
     #[serde(skip)]
     pub streaming: bool,
 }
@@ -99,6 +109,8 @@ pub struct Model {
     pub source: usize,
     pub help: bool,
     pub busy: bool,
+    /// The next question starts a new conversation.
+    pub fresh: bool,
     pub status: Status,
 }
 
@@ -112,6 +124,28 @@ impl Model {
             status,
             ..Self::default()
         }
+    }
+
+    /// The conversation the next question follows: the answered turns
+    /// since the last new-conversation mark, oldest first (failed and
+    /// empty answers left out).
+    pub fn conversation(&self) -> Vec<Exchange> {
+        if self.fresh {
+            return Vec::new();
+        }
+        let start = self
+            .turns
+            .iter()
+            .rposition(|t| t.starts_conversation)
+            .unwrap_or(0);
+        self.turns[start..]
+            .iter()
+            .filter(|t| !t.streaming && t.error.is_none() && !t.answer.trim().is_empty())
+            .map(|t| Exchange {
+                question: t.question.clone(),
+                answer: t.answer.clone(),
+            })
+            .collect()
     }
 
     /// The turn whose sources are shown.
@@ -176,6 +210,11 @@ fn key(m: &mut Model, k: KeyEvent) -> Vec<Effect> {
     match k.code {
         KeyCode::Char('c') if ctrl => vec![if m.busy { Effect::Cancel } else { Effect::Quit }],
         KeyCode::Char('d') if ctrl => vec![Effect::Quit],
+        KeyCode::Char('n') if ctrl && !m.busy => {
+            m.fresh = !m.turns.is_empty();
+            m.selected = None;
+            vec![]
+        }
         KeyCode::Tab | KeyCode::BackTab => {
             let n = m.shown_turn().map_or(0, |t| t.sources.len());
             if n > 0 {
@@ -261,8 +300,10 @@ fn submit(m: &mut Model) -> Vec<Effect> {
     if m.busy || q.is_empty() {
         return vec![];
     }
+    let history = m.conversation();
     m.turns.push(Turn {
         question: q.clone(),
+        starts_conversation: std::mem::take(&mut m.fresh),
         streaming: true,
         ..Turn::default()
     });
@@ -273,7 +314,10 @@ fn submit(m: &mut Model) -> Vec<Effect> {
     m.selected = None;
     m.source = 0;
     m.busy = true;
-    vec![Effect::Ask(q)]
+    vec![Effect::Ask {
+        question: q,
+        history,
+    }]
 }
 
 /// Walks through earlier questions like a shell history.
@@ -330,7 +374,10 @@ mod tests {
         assert_eq!(m.input, "hello?");
         assert_eq!(
             press(&mut m, KeyCode::Enter),
-            [Effect::Ask("hello?".into())]
+            [Effect::Ask {
+                question: "hello?".into(),
+                history: Vec::new()
+            }]
         );
         assert!(m.busy && m.input.is_empty() && m.turns[0].streaming);
         assert!(
@@ -350,6 +397,63 @@ mod tests {
         assert_eq!(fx, [Effect::Save]);
         assert_eq!(m.turns[0].answer, "Hi there");
         assert!(!m.busy && !m.turns[0].streaming);
+    }
+
+    /// Asks `q` and answers it with `a` (or fails it with `a` when
+    /// `failed`).
+    fn turn(m: &mut Model, q: &str, a: &str, failed: bool) -> Vec<Exchange> {
+        type_text(m, q);
+        let fx = press(m, KeyCode::Enter);
+        if failed {
+            update(m, Msg::Failed(a.into()));
+        } else {
+            update(m, Msg::Token(a.into()));
+            update(
+                m,
+                Msg::Answered {
+                    sources: vec![],
+                    ttft_ms: 1.0,
+                    tokens_per_s: 1.0,
+                },
+            );
+        }
+        match fx.as_slice() {
+            [Effect::Ask { history, .. }] => history.clone(),
+            other => panic!("expected one question, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_follow_up_carries_its_conversation_and_ctrl_n_starts_a_new_one() {
+        let ex = |q: &str, a: &str| Exchange {
+            question: q.into(),
+            answer: a.into(),
+        };
+        let mut m = Model::default();
+        assert!(turn(&mut m, "When do they join on-call?", "Week eight.", false).is_empty());
+        assert!(turn(&mut m, "Who pays?", "timed out", true).len() == 1);
+        // The failed turn is shown but is not history.
+        assert_eq!(
+            turn(&mut m, "And shadowing?", "Week six.", false),
+            [ex("When do they join on-call?", "Week eight.")]
+        );
+        ctrl(&mut m, 'n');
+        assert!(m.fresh);
+        assert!(turn(&mut m, "How long are snapshots kept?", "13 months.", false).is_empty());
+        assert!(m.turns[3].starts_conversation && !m.fresh);
+        assert_eq!(
+            turn(&mut m, "And weekly ones?", "8 weeks.", false),
+            [ex("How long are snapshots kept?", "13 months.")]
+        );
+        // A restart continues the saved conversation, marks included.
+        let json = serde_json::to_vec(&m.turns).expect("json");
+        let turns: Vec<Turn> = serde_json::from_slice(&json).expect("parse");
+        let restored = Model::new(turns, Status::default());
+        assert_eq!(restored.conversation().len(), 2);
+        assert_eq!(
+            restored.conversation()[0].question,
+            "How long are snapshots kept?"
+        );
     }
 
     #[test]

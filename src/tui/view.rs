@@ -19,7 +19,8 @@ const KEYS: &[(&str, &str)] = &[
     ("Ctrl-C (idle) / Ctrl-D", "quit"),
     ("↑ / ↓", "earlier questions"),
     ("← → Home End", "move in the input"),
-    ("PgUp / PgDn", "sources of an earlier / later answer"),
+    ("PgUp / PgDn", "an earlier / later answer and its sources"),
+    ("Ctrl-N", "start a new conversation"),
     ("Tab / Shift-Tab", "highlight the next / previous source"),
     ("Ctrl-O", "open the highlighted source at its place"),
     ("Ctrl-Y", "copy the answer (OSC 52: works over ssh)"),
@@ -59,12 +60,35 @@ fn draw_chat(f: &mut Frame<'_>, m: &Model, area: Rect) {
         lines.push(Line::from("Ask a question about your documents below.").dim());
         lines.push(Line::from("Press ? for key bindings.").dim());
     }
-    for t in &m.turns {
+    // Where each turn starts, so a selected (PgUp) turn is scrolled to.
+    let mut starts = Vec::with_capacity(m.turns.len());
+    for (i, t) in m.turns.iter().enumerate() {
+        if t.starts_conversation && i > 0 {
+            let rule = "─".repeat(width.saturating_sub(20) / 2);
+            lines.push(Line::from(format!("{rule} new conversation {rule}")).dim());
+            lines.push(Line::default());
+        }
+        starts.push(lines.len());
         turn_lines(t, width, &mut lines);
     }
-    let skip = lines.len().saturating_sub(inner.height as usize);
+    if m.fresh {
+        lines.push(Line::from("— the next question starts a new conversation —").dim());
+    }
+    let height = inner.height as usize;
+    let bottom = lines.len().saturating_sub(height);
+    let skip = match m.selected.and_then(|i| starts.get(i)) {
+        Some(&start) => start.min(bottom),
+        None => bottom,
+    };
+    let below = lines.len().saturating_sub(skip + height);
+    let block = if below > 0 {
+        block.title_bottom(Line::from(format!(" ↓ {below} more lines (PgDn) ")).right_aligned())
+    } else {
+        block
+    };
     f.render_widget(block, area);
-    f.render_widget(Paragraph::new(lines.split_off(skip)), inner);
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(skip).take(height).collect();
+    f.render_widget(Paragraph::new(shown), inner);
 }
 
 fn turn_lines(t: &Turn, width: usize, out: &mut Vec<Line<'static>>) {
@@ -311,6 +335,24 @@ mod tests {
         m.status.last_ttft_ms = Some(231.0);
         m.status.last_tokens_per_s = Some(24.5);
         m
+    }
+
+    #[test]
+    fn a_new_conversation_is_marked_and_pgup_scrolls_back() {
+        let mut m = answered();
+        for (i, q) in ["And monthly ones?", "And weekly ones?"].iter().enumerate() {
+            m.turns.push(Turn {
+                question: q.to_string(),
+                answer: format!("Answer {i}.\nSecond line.\nThird line."),
+                starts_conversation: i == 0,
+                ..Turn::default()
+            });
+        }
+        m.fresh = true;
+        insta::assert_snapshot!("conversation_latest", screen(&m, 100, 14));
+        // PgUp: the first turn at the top, the rest below.
+        m.selected = Some(0);
+        insta::assert_snapshot!("conversation_scrolled_back", screen(&m, 100, 14));
     }
 
     #[test]

@@ -71,9 +71,13 @@ fn a_repeated_question_reads_no_state_from_disk() {
     let cache = tempfile::tempdir().expect("tempdir");
     let e = engine(TierOptions::default());
     let mut ws = open(&e, sample, cache.path());
-    let first = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+    let first = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
     assert_eq!(first.states.encoded, 3, "{:?}", first.states);
-    let again = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+    let again = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
     assert_eq!(
         (
             again.states.from_memory,
@@ -98,7 +102,9 @@ fn a_repeated_question_reads_no_state_from_disk() {
     // states come from disk, and answer the same.
     let other = engine(TierOptions::default());
     let mut ws = open(&other, sample, cache.path());
-    let cold = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+    let cold = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
     assert_eq!((cold.states.from_disk, cold.states.computed()), (3, 0));
     assert!(cold.states.disk_bytes > 3 * 64 * 1000, "{:?}", cold.states);
     assert_eq!(cold.generated.tokens, first.generated.tokens);
@@ -110,7 +116,9 @@ fn a_repeated_question_reads_no_state_from_disk() {
     });
     let mut ws = open(&none, sample, cache.path());
     for _ in 0..2 {
-        let a = ws.ask(QUESTION, &options(), &mut |_| true).expect("ask");
+        let a = ws
+            .ask(QUESTION, &[], &options(), &mut |_| true)
+            .expect("ask");
         assert_eq!((a.states.from_disk, a.states.from_memory), (3, 0));
         assert_eq!(a.generated.tokens, first.generated.tokens);
     }

@@ -1,6 +1,7 @@
 //! `ape-chat bench …`: flags, one call into [`crate::bench`], the report.
 
 mod first_answer;
+mod follow_ups;
 mod retrieval;
 mod suite;
 mod ttft;
@@ -28,6 +29,10 @@ pub enum BenchCommand {
     /// a first question (states encoded on demand), then with states cached
     /// and while background indexing has work left.
     FirstAnswer(first_answer::FirstAnswerArgs),
+    /// Does the conversation help a follow-up? Two-turn SQuAD v2 pairs
+    /// (the second question refers back with a pronoun): recall@k and
+    /// "contains", the follow-up alone against after its first turn.
+    FollowUps(follow_ups::FollowUpArgs),
     /// Keeps the cores busy as another llama.cpp program would (prefill on
     /// the model, llama.cpp's default polling) until stdin closes: what
     /// `ttft --under-load` runs beside itself, or to try ape-chat under
@@ -49,6 +54,10 @@ impl BenchCommand {
                 a.folder.apply(c);
                 a.answer.apply(c);
             }
+            BenchCommand::FollowUps(a) => {
+                a.folder.apply(c);
+                a.answer.apply(c);
+            }
             BenchCommand::Compete => {}
         }
     }
@@ -60,6 +69,7 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Suite(args) => suite::run(model, args),
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
         BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
+        BenchCommand::FollowUps(args) => follow_ups::run(model, args),
         BenchCommand::Compete => {
             crate::bench::compete::compete(&model.path(), model.threads())?;
             Ok(ExitCode::SUCCESS)

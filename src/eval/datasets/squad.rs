@@ -73,6 +73,24 @@ pub fn paragraph_path(article: usize, title: &str, paragraph: usize) -> String {
     )
 }
 
+/// Writes every paragraph of `squad` under `dir` as a file (at
+/// [`paragraph_path`]; files already there are kept): SQuAD as a folder
+/// to index. Returns how many paragraphs there are.
+pub fn write_folder(squad: &Squad, dir: &Path) -> std::io::Result<usize> {
+    let mut paragraphs = 0;
+    for (a, article) in squad.data.iter().enumerate() {
+        for (p, para) in article.paragraphs.iter().enumerate() {
+            let file = dir.join(paragraph_path(a, &article.title, p));
+            if !file.exists() {
+                std::fs::create_dir_all(file.parent().unwrap_or(dir))?;
+                crate::fsutil::write_atomic(&file, &[para.context.as_bytes()])?;
+            }
+            paragraphs += 1;
+        }
+    }
+    Ok(paragraphs)
+}
+
 /// Which SQuAD articles a dataset draws on. Every fourth article (the
 /// 4th, 8th, …) is kept for calibration and the rest for evaluation, so
 /// the two never share a paragraph.
@@ -84,7 +102,8 @@ pub enum Articles {
 }
 
 impl Articles {
-    fn includes(self, article: usize) -> bool {
+    /// Whether the `article`-th article (0-based) is drawn on.
+    pub fn includes(self, article: usize) -> bool {
         let calibration = article % 4 == 3;
         match self {
             Articles::All => true,
