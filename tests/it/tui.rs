@@ -60,6 +60,104 @@ fn wait_for(name: &str, what: &str, pred: impl Fn(&str) -> bool) -> String {
     }
 }
 
+/// Starts the UI on `docs` with `model` in a detached session `name`, its
+/// cache in `cache`, with `env` (`NAME='value'`) added.
+fn launch(name: &str, cache: &Path, docs: &Path, model: &Path, env: &str) -> Session {
+    let cmd = format!(
+        "env -u VISUAL {env} APE_CHAT_CACHE_DIR='{}' APE_CHAT_CONFIG='{}' APE_CHAT_EMBED_MODEL='{}' ORT_DYLIB_PATH='{}' '{}' '{}' --model '{}' --max-tokens 24",
+        cache.display(),
+        cache.join("config.toml").display(),
+        embed_model_dir().display(),
+        ort_lib().display(),
+        env!("CARGO_BIN_EXE_ape-chat"),
+        docs.display(),
+        model.display(),
+    );
+    let status = tmux()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            name,
+            "-x",
+            "120",
+            "-y",
+            "36",
+            &cmd,
+        ])
+        .status()
+        .expect("tmux (installed by scripts/setup.sh)");
+    assert!(status.success());
+    // Let applications set tmux's buffer (OSC 52), as a terminal would.
+    tmux()
+        .args(["set-option", "-s", "set-clipboard", "on"])
+        .status()
+        .expect("set-option");
+    Session(name.to_string())
+}
+
+fn type_line(name: &str, text: &str) {
+    tmux()
+        .args(["send-keys", "-t", name, text, "Enter"])
+        .status()
+        .expect("send-keys");
+}
+
+/// The conversation from issue 22, on the default model (the test model
+/// is too small to answer reliably): the follow-up's "they" and "it" are
+/// understood from the first turn, and Ctrl-N forgets them again.
+#[test]
+fn a_follow_up_in_the_ui_is_answered_from_the_conversation() {
+    let model = ape_chat::paths::models_dir().join(ape_chat::paths::DEFAULT_MODEL_FILE);
+    assert!(
+        model.is_file(),
+        "{} missing: run scripts/setup.sh",
+        model.display()
+    );
+    let cache = tempfile::tempdir().expect("tempdir");
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
+    let name = format!("ape-chat-follow-up-{}", std::process::id());
+    let _session = launch(&name, cache.path(), &docs, &model, "");
+    wait_for(&name, "the index", |s| {
+        s.contains("answers ready") || s.contains("· ready")
+    });
+    // The answer below a question, once it is complete.
+    let answer_to = |screen: &str, q: &str| -> Option<String> {
+        let lines: Vec<&str> = screen
+            .lines()
+            .skip_while(|l| !l.contains(&format!("you: {q}")))
+            .skip(1)
+            .take_while(|l| !l.contains("you: "))
+            .collect();
+        let text = lines.join(" ");
+        (!lines.is_empty() && !text.contains('▌')).then_some(text)
+    };
+    let first = "When does a new engineer join the on-call rotation?";
+    type_line(&name, first);
+    let screen = wait_for(&name, "the first answer", |s| {
+        answer_to(s, first).is_some_and(|a| a.chars().any(char::is_alphanumeric))
+    });
+    assert!(
+        answer_to(&screen, first).is_some_and(|a| a.contains("eighth")),
+        "{screen}"
+    );
+    let follow_up = "And when do they start shadowing it?";
+    type_line(&name, follow_up);
+    let screen = wait_for(&name, "the follow-up's answer", |s| {
+        answer_to(s, follow_up).is_some_and(|a| a.chars().any(char::is_alphanumeric))
+    });
+    let answer = answer_to(&screen, follow_up).unwrap_or_default();
+    assert!(answer.contains("fourth"), "{screen}");
+    // A new conversation is marked on screen.
+    tmux()
+        .args(["send-keys", "-t", &name, "C-n"])
+        .status()
+        .expect("send-keys");
+    wait_for(&name, "the new-conversation mark", |s| {
+        s.contains("new conversation")
+    });
+}
+
 #[test]
 fn a_question_typed_in_the_ui_gets_a_streamed_answer_with_sources() {
     let cache = tempfile::tempdir().expect("tempdir");
@@ -81,52 +179,18 @@ fn a_question_typed_in_the_ui_gets_a_streamed_answer_with_sources() {
         .arg(&editor)
         .status()
         .expect("chmod");
-    let cmd = format!(
-        "env -u VISUAL EDITOR='{}' APE_CHAT_CACHE_DIR='{}' APE_CHAT_CONFIG='{}' APE_CHAT_EMBED_MODEL='{}' ORT_DYLIB_PATH='{}' '{}' '{}' --model '{}' --max-tokens 24",
-        editor.display(),
-        cache.path().display(),
-        cache.path().join("config.toml").display(),
-        embed_model_dir().display(),
-        ort_lib().display(),
-        env!("CARGO_BIN_EXE_ape-chat"),
-        docs.display(),
-        tiny_model_path().display(),
+    let _session = launch(
+        &name,
+        cache.path(),
+        &docs,
+        &tiny_model_path(),
+        &format!("EDITOR='{}'", editor.display()),
     );
-    let status = tmux()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &name,
-            "-x",
-            "120",
-            "-y",
-            "36",
-            &cmd,
-        ])
-        .status()
-        .expect("tmux (installed by scripts/setup.sh)");
-    assert!(status.success());
-    let _session = Session(name.clone());
-    // Let applications set tmux's buffer (OSC 52), as a terminal would.
-    tmux()
-        .args(["set-option", "-s", "set-clipboard", "on"])
-        .status()
-        .expect("set-option");
     wait_for(&name, "the index", |s| {
         s.contains("10 chunks") && s.contains("ready")
     });
 
-    tmux()
-        .args([
-            "send-keys",
-            "-t",
-            &name,
-            "Where are the encryption keys kept?",
-            "Enter",
-        ])
-        .status()
-        .expect("send-keys");
+    type_line(&name, "Where are the encryption keys kept?");
     let screen = wait_for(&name, "the answer", |s| {
         s.contains("TTFT") && s.contains("% ")
     });
