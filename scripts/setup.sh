@@ -42,6 +42,7 @@ command -v unzip >/dev/null || missing+=(unzip)
 command -v tmux >/dev/null || missing+=(tmux)   # the TUI's end-to-end test
 command -v sha256sum >/dev/null || missing+=(coreutils)
 ${PYTHON:-python3} -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)  # models come from PyPI
+${PYTHON:-python3} -c "import ensurepip, venv" 2>/dev/null || missing+=(python3-venv)  # the server test's client
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -144,6 +145,17 @@ if [ $eval_data -eq 1 ]; then
     mv -f "$CACHE/data/squad-v2-dev.json.tmp" "$CACHE/data/squad-v2-dev.json"
     say "ready: $CACHE/data/squad-v2-dev.json"
   fi
+fi
+
+# --- the HTTP API's test client ---------------------------------------------
+# The official `openai` Python package, in a venv of its own: `serve` is
+# tested with a client we did not write (tests/server/openai_client.py).
+CLIENT_VENV="$CACHE/openai-venv"
+if ! "$CLIENT_VENV/bin/python" -c "import openai" 2>/dev/null; then
+  say "installing the openai client for the server test"
+  rm -rf "$CLIENT_VENV"
+  ${PYTHON:-python3} -m venv "$CLIENT_VENV"
+  "$CLIENT_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "openai==3.51.0"
 fi
 
 # Downloaded wheels are only a staging area once the files are verified.

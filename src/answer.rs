@@ -159,6 +159,12 @@ pub struct Answer {
     /// From the question to the first token: retrieval, states (read or
     /// encoded), prefill.
     pub ttft: Duration,
+    /// Tokens the answer was conditioned on: prefix, chunks, earlier turns
+    /// and the question.
+    pub prompt_tokens: usize,
+    /// Earlier turns of the conversation in the prompt (the newest that
+    /// fit [`HISTORY_TOKENS`]).
+    pub turns_kept: usize,
     /// What the user should know about how this answer was made: a mode
     /// fallback, chunks dropped to fit the context, positions beyond the
     /// model's training, chunks missing from the index.
@@ -273,6 +279,9 @@ pub fn ask(
         ranking: &ranking,
         question: &q,
     };
+    let prompt_tokens = states.prefix.tokens().len()
+        + refs.iter().map(|c| c.tokens().len()).sum::<usize>()
+        + q.len();
     let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
     let ttft = retrieval + state_prep + generated.ttft;
     let hits = kept;
@@ -298,6 +307,8 @@ pub fn ask(
         mode,
         states: reads,
         ttft,
+        prompt_tokens,
+        turns_kept: earlier.len(),
         notes,
     })
 }

@@ -27,6 +27,7 @@ pub mod ingest;
 pub mod kvstore;
 pub mod numfmt;
 pub mod paths;
+pub mod server;
 pub mod service;
 pub mod states;
 pub mod tui;

@@ -68,6 +68,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "eval" -d 'Answer a d
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "serve" -d 'Serve the folder over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health), indexing and watching it meanwhile'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "cache" -d 'Inspect or trim the KV-state cache'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "bench" -d 'Measure speed side by side in one run'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -174,6 +175,47 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l kv-type -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l json -d 'JSON Lines on stdout: `update` records (index reports) and `error`s'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l host -d 'Address to listen on (anything but loopback needs --api-key)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l port -d 'Port to listen on (0: any free port, printed at start)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l api-key -d 'Require `Authorization: Bearer KEY` on /v1/ requests' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l timeout -d 'Seconds a client may take to send its request body' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l queue -d 'Questions that may wait for the model; more are refused with 429' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cors -d 'Allow browsers from ORIGIN (repeatable; `*` for any): CORS is off unless asked for' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-body -d 'Largest request body in bytes' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+balanced\t''
+exact\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
+parallel\t''
+pcw\t''
+sequential\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
+bm25\t''
+dense\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-tokens -d 'Longest answer, in tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l no-stream -d 'Print the answer only when complete'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -360,17 +402,18 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "man" -d 'Print the man page (roff)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "serve" -d 'Serve the folder over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health), indexing and watching it meanwhile'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'

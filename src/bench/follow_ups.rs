@@ -133,6 +133,15 @@ fn refer_back(question: &str, name: &str) -> Option<String> {
         !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
     })?;
     let (i, end) = (at.0, at.0 + name.len());
+    // "a Turing machine", "the Norman conquest": the name modifies a noun,
+    // and no pronoun can stand in for it.
+    let word_before = question[..i].split_whitespace().next_back().unwrap_or("");
+    let word_after = question[end..].split_whitespace().next().unwrap_or("");
+    let lowercase_after = word_after.chars().next().is_some_and(char::is_lowercase);
+    let article = word_before.to_lowercase();
+    if matches!(article.as_str(), "a" | "an") || (article == "the" && lowercase_after) {
+        return None;
+    }
     let plural = name.ends_with('s') && !name.ends_with("ss") && !name.contains(' ');
     let rest = &question[end..];
     let (pronoun, rest) = match rest.strip_prefix("'s") {
@@ -437,6 +446,12 @@ mod tests {
             r("Who ruled Normandyland?", "Normandy"),
             None,
             "whole words only"
+        );
+        assert_eq!(r("What does a Turing machine do?", "Turing"), None);
+        assert_eq!(r("When was the Norman conquest?", "Norman"), None);
+        assert_eq!(
+            r("What river runs through the Amazon?", "Amazon").as_deref(),
+            Some("What river runs through it?")
         );
     }
 

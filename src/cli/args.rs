@@ -477,6 +477,10 @@ impl Cli {
         match &mut self.command {
             Some(super::Command::Index(a)) => a.folder.apply(c),
             Some(super::Command::Watch(a)) => a.folder.apply(c),
+            Some(super::Command::Serve(a)) => {
+                a.folder.apply(c);
+                a.answer.apply(c);
+            }
             Some(super::Command::Bench(b)) => b.apply(c),
             Some(super::Command::Calibrate(a)) => a.apply(c),
             Some(super::Command::Eval(a)) => {

@@ -13,6 +13,7 @@ mod eval;
 mod generate;
 mod index;
 mod output;
+mod serve;
 mod style;
 mod watch;
 
@@ -77,6 +78,10 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Keep a folder's index and KV states current as files change.
     Watch(watch::WatchArgs),
+    /// Serve the folder over an OpenAI-compatible HTTP API
+    /// (/v1/chat/completions, /v1/models, /health), indexing and watching
+    /// it meanwhile.
+    Serve(serve::ServeArgs),
     /// Inspect or trim the KV-state cache.
     #[command(subcommand)]
     Cache(cache::CacheCommand),
@@ -130,6 +135,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Index(args)) => index::run(&cli.model, &args),
         Some(Command::Cache(cmd)) => cache::run(&cmd),
         Some(Command::Watch(args)) => watch::run(&cli.model, &args),
+        Some(Command::Serve(args)) => serve::run(&cli.model, &args),
         Some(Command::Completions { shell }) => generate::completions(shell),
         Some(Command::Eval(args)) => {
             let origins = Origins {

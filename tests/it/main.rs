@@ -7,6 +7,7 @@ mod engine;
 mod eval;
 mod formats;
 mod index;
+mod server;
 mod tiers;
 mod tui;
 mod watch;

@@ -1,0 +1,188 @@
+//! `ape-chat serve DIR`: the OpenAI-compatible HTTP API over the folder
+//! service, which keeps indexing and watching the folder while it serves.
+//! Flags follow llama-server's names where they fit.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+
+use super::style::dim;
+use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
+use crate::compute::Budget;
+use crate::server::{FolderStatus, ServerOptions};
+use crate::service::{FolderEvent, Service, ServiceOptions, Until};
+use crate::workspace::context_size;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The folder to answer from.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Address to listen on (anything but loopback needs --api-key).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    host: IpAddr,
+    /// Port to listen on (0: any free port, printed at start).
+    #[arg(long, default_value_t = 8080, value_name = "PORT")]
+    port: u16,
+    /// Require `Authorization: Bearer KEY` on /v1/ requests.
+    #[arg(
+        long,
+        env = "APE_CHAT_API_KEY",
+        value_name = "KEY",
+        hide_env_values = true
+    )]
+    api_key: Option<String>,
+    /// Seconds a client may take to send its request body.
+    #[arg(long, default_value_t = 600, value_name = "S")]
+    timeout: u64,
+    /// Questions that may wait for the model; more are refused with 429.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    queue: usize,
+    /// Allow browsers from ORIGIN (repeatable; `*` for any): CORS is off
+    /// unless asked for.
+    #[arg(long, value_name = "ORIGIN")]
+    cors: Vec<String>,
+    /// Largest request body in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
+    max_body: usize,
+    #[command(flatten)]
+    pub(super) folder: FolderArgs,
+    #[command(flatten)]
+    pub(super) answer: AskArgs,
+}
+
+pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    anyhow::ensure!(
+        args.host.is_loopback() || args.api_key.as_deref().is_some_and(|k| !k.is_empty()),
+        "listening on {} lets other machines in: give --api-key (or APE_CHAT_API_KEY)",
+        args.host
+    );
+    anyhow::ensure!(args.queue > 0, "--queue must be at least 1");
+    let dir = args
+        .dir
+        .canonicalize()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.dir.display()))?;
+    let ask = args.answer.options(false)?;
+    let service = Service::new(
+        ServiceOptions {
+            ask,
+            with_states: true,
+            watch: Some(Duration::from_millis(1500)),
+            until: Until::Shutdown,
+            queue: args.queue,
+        },
+        Budget::default(),
+    );
+    let handle = service.handle();
+    let (tx, events) = mpsc::channel();
+    let ctx = context_size(
+        ask.top_k,
+        args.folder.chunk_tokens(),
+        ask.generate.max_tokens,
+    );
+    let thread = super::start_service(model, ctx, &dir, &args.folder, service, tx)?;
+    let folder = Arc::new(Mutex::new(FolderStatus::default()));
+    let status = Arc::clone(&folder);
+    std::thread::spawn(move || log_events(events, status));
+
+    let options = ServerOptions {
+        addr: SocketAddr::new(args.host, args.port),
+        api_key: args.api_key.clone().filter(|k| !k.is_empty()),
+        model: model
+            .path()
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "ape-chat".into()),
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        max_body: args.max_body,
+        cors: args.cors.clone(),
+        ask,
+    };
+    // A few threads for HTTP: the model's computation has the cores.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.addr).await?;
+        let addr = listener.local_addr()?;
+        println!("listening on http://{addr}/v1 ({})", dir.display());
+        eprintln!(
+            "{}",
+            dim("Ctrl-C or SIGTERM stops after the requests in flight")
+        );
+        crate::server::serve(options, handle.clone(), folder, listener, stopped()).await
+    });
+    // Drained: the service answers nothing more and ends after its unit
+    // in flight, leaving the index and the cache consistent.
+    handle.shutdown();
+    let _ = thread.join();
+    served?;
+    eprintln!("{}", dim("stopped"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn stopped() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    // Ctrl-C is the CLI's handler's: it sets CANCEL.
+    let interrupt = async {
+        while !CANCEL.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::select! {
+        () = term => {}
+        () = interrupt => {}
+    }
+}
+
+/// The folder's events: its status for /health, and a log on stderr.
+fn log_events(events: Receiver<FolderEvent>, status: Arc<Mutex<FolderStatus>>) {
+    for e in events {
+        let line = match e {
+            FolderEvent::Loaded { ms } => format!("model loaded in {:.1} s", ms / 1e3),
+            FolderEvent::TextReady {
+                report,
+                files,
+                chunks,
+            } => {
+                if let Ok(mut s) = status.lock() {
+                    (s.ready, s.files, s.chunks) = (true, files, chunks);
+                }
+                format!(
+                    "answers ready: {files} files, {chunks} chunks ({} read, {} removed)",
+                    report.files_indexed, report.files_removed
+                )
+            }
+            FolderEvent::Indexed { report, .. } => format!(
+                "indexed: {} chunks embedded, {} states cached, {} to do",
+                report.chunks_embedded, report.chunks_encoded, report.states_deferred
+            ),
+            FolderEvent::Progress(_) => continue,
+            FolderEvent::Note(n) => n,
+            FolderEvent::Error { message, fatal } => {
+                if fatal {
+                    if let Ok(mut s) = status.lock() {
+                        s.error = Some(message.clone());
+                    }
+                }
+                format!("error: {message}")
+            }
+        };
+        eprintln!("{}", dim(&line));
+    }
+}
