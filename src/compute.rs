@@ -2,9 +2,11 @@
 //!
 //! Two llama.cpp computations on the same cores make both crawl (a 2-core
 //! machine decoded at 0.4 tokens/s while a second ape-chat process
-//! indexed). So every computation takes `compute.lock` (a file lock, so it
-//! holds across processes: the `watch` service, the TUI, `--ask`), and a
-//! question also holds `ask.lock` (shared) while it waits and answers.
+//! indexed). So every answer and background unit takes `compute.lock` (a
+//! file lock, so it holds across processes: `watch`, `serve`, the TUI,
+//! `--ask`), and a question also holds `ask.lock` (shared) while it waits
+//! and answers. Measurements (`bench`, `eval`, `calibrate`, `doctor`) take
+//! no lock: they are run on a quiet machine.
 //! Background work (embedding, state encoding) runs one unit at a time and
 //! starts a unit only while no question holds `ask.lock`, and a state
 //! encoding in flight stops when one is announced: a question waits

@@ -97,6 +97,20 @@ const NOT_NAMES: &[&str] = &[
     "Have",
 ];
 
+/// Words that may follow a name used as a noun phrase of its own.
+const FOLLOWS_A_NAME: &[&str] = &[
+    "is", "was", "were", "are", "has", "had", "have", "did", "does", "do", "in", "on", "at", "of",
+    "to", "for", "with", "by", "from", "and", "or", "as", "that", "which", "who", "when", "where",
+    "after", "before", "during", "between", "into", "over", "under", "become", "became", "get",
+    "got", "use", "used", "can", "could", "will", "would", "should", "first", "last", "still",
+];
+
+/// Words after which a name is a subject ("did Tesla invent").
+const AUXILIARIES: &[&str] = &[
+    "did", "does", "do", "was", "is", "were", "are", "has", "have", "had", "can", "could", "would",
+    "will", "should", "might", "may",
+];
+
 /// The capitalised runs of words in `question` ("Notre Dame", "Normans"),
 /// possessive `'s` dropped.
 fn names(question: &str) -> Vec<String> {
@@ -138,8 +152,22 @@ fn refer_back(question: &str, name: &str) -> Option<String> {
     let word_before = question[..i].split_whitespace().next_back().unwrap_or("");
     let word_after = question[end..].split_whitespace().next().unwrap_or("");
     let lowercase_after = word_after.chars().next().is_some_and(char::is_lowercase);
-    let article = word_before.to_lowercase();
-    if matches!(article.as_str(), "a" | "an") || (article == "the" && lowercase_after) {
+    let before = word_before.to_lowercase();
+    let possessive = question[end..].starts_with("'s");
+    // A name that modifies the noun after it ("a Turing machine") stands
+    // as a subject only after an auxiliary ("did Tesla invent").
+    let modifies = lowercase_after
+        && !possessive
+        && !FOLLOWS_A_NAME.contains(&word_after.trim_matches(|c: char| !c.is_alphanumeric()))
+        && !AUXILIARIES.contains(&before.as_str());
+    // "the Wars of Religion": part of a longer name.
+    let inside_a_name = before == "of"
+        && question[..i]
+            .split_whitespace()
+            .rev()
+            .nth(1)
+            .is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase));
+    if matches!(before.as_str(), "a" | "an") || modifies || inside_a_name {
         return None;
     }
     let plural = name.ends_with('s') && !name.ends_with("ss") && !name.contains(' ');
@@ -449,6 +477,18 @@ mod tests {
         );
         assert_eq!(r("What does a Turing machine do?", "Turing"), None);
         assert_eq!(r("When was the Norman conquest?", "Norman"), None);
+        assert_eq!(
+            r("What ends a deterministic Turing machine?", "Turing"),
+            None
+        );
+        assert_eq!(
+            r("What treaty ended the Wars of Religion?", "Religion"),
+            None
+        );
+        assert_eq!(
+            r("What did Tesla invent?", "Tesla").as_deref(),
+            Some("What did it invent?")
+        );
         assert_eq!(
             r("What river runs through the Amazon?", "Amazon").as_deref(),
             Some("What river runs through it?")

@@ -2,7 +2,7 @@
 //! channel: key presses (from an input thread), streamed tokens, index and
 //! watcher reports all arrive as [`Msg`]s; each turn applies [`update`] and
 //! redraws with [`view`]. Nothing here touches the engine: effects such as
-//! "ask this" go to the caller, which talks to a background worker.
+//! "ask this" go to the caller, which hands them to the folder service.
 
 pub mod model;
 pub mod open;
