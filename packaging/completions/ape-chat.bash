@@ -203,7 +203,7 @@ _ape__chat() {
                     return 0
                     ;;
                 --mode)
-                    COMPREPLY=($(compgen -W "ape parallel pcw sequential" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sequential sequential-stored pcw parallel ape ape-t" -- "${cur}"))
                     return 0
                     ;;
                 --temperature-ape)
@@ -417,7 +417,7 @@ _ape__chat() {
                     return 0
                     ;;
                 --mode)
-                    COMPREPLY=($(compgen -W "ape parallel pcw sequential" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sequential sequential-stored pcw parallel ape ape-t" -- "${cur}"))
                     return 0
                     ;;
                 --temperature-ape)
@@ -535,7 +535,7 @@ _ape__chat() {
                     return 0
                     ;;
                 --mode)
-                    COMPREPLY=($(compgen -W "ape parallel pcw sequential" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sequential sequential-stored pcw parallel ape ape-t" -- "${cur}"))
                     return 0
                     ;;
                 --temperature-ape)
@@ -1899,7 +1899,7 @@ _ape__chat() {
                     return 0
                     ;;
                 --mode)
-                    COMPREPLY=($(compgen -W "ape parallel pcw sequential" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "sequential sequential-stored pcw parallel ape ape-t" -- "${cur}"))
                     return 0
                     ;;
                 --temperature-ape)

@@ -28,10 +28,12 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one quest
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
-parallel\t''
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
+sequential-stored\t''
 pcw\t''
-sequential\t''"
+parallel\t''
+ape\t''
+ape-t\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
@@ -193,10 +195,12 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
-parallel\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
+sequential-stored\t''
 pcw\t''
-sequential\t''"
+parallel\t''
+ape\t''
+ape-t\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
@@ -331,10 +335,12 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
-parallel\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
+sequential-stored\t''
 pcw\t''
-sequential\t''"
+parallel\t''
+ape\t''
+ape-t\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
@@ -367,10 +373,12 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "ape\t''
-parallel\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
+sequential-stored\t''
 pcw\t''
-sequential\t''"
+parallel\t''
+ape\t''
+ape-t\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r

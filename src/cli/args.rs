@@ -331,14 +331,6 @@ impl From<QualityArg> for Quality {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ModeArg {
-    Ape,
-    Parallel,
-    Pcw,
-    Sequential,
-}
-
 impl AskArgs {
     /// Retrieval, mode and decoding settings for answering.
     pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
@@ -346,11 +338,8 @@ impl AskArgs {
         anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
         let ape = self.ape.params()?;
         let quality = self.quality();
-        let mode = match self.mode {
-            Some(ModeArg::Ape) => Mode::Ape(ape),
-            Some(ModeArg::Parallel) => Mode::Parallel,
-            Some(ModeArg::Pcw) => Mode::Pcw,
-            Some(ModeArg::Sequential) => Mode::Sequential,
+        let mode = match &self.mode {
+            Some(name) => Mode::parse(name, ape).map_err(anyhow::Error::msg)?,
             None => quality.mode(ape, self.ape.reread_set()),
         };
         let sampling = if self.temperature > 0.0 {
@@ -384,8 +373,8 @@ impl AskArgs {
     /// What the status line calls the setting: the quality, or the mode
     /// when one was named.
     pub fn setting_label(&self) -> String {
-        match self.mode {
-            Some(m) => format!("{m:?}").to_lowercase(),
+        match &self.mode {
+            Some(m) => m.clone(),
             None => self.quality().name().to_string(),
         }
     }
@@ -412,8 +401,8 @@ pub struct AskArgs {
     #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
     quality: Option<QualityArg>,
     /// How retrieved chunks reach the model, overriding --quality.
-    #[arg(long, value_enum)]
-    mode: Option<ModeArg>,
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Mode::NAMES))]
+    mode: Option<String>,
     #[command(flatten)]
     ape: ApeArgs,
     /// Chunks retrieved per question [default: 5].

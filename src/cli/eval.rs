@@ -93,40 +93,8 @@ impl From<StateFormatArg> for StateFormat {
 fn parse_modes(names: &[String], ape: ApeParams) -> anyhow::Result<Vec<Mode>> {
     names
         .iter()
-        .map(|m| {
-            let m = m.trim();
-            Ok(match m {
-                "sequential" => Mode::Sequential,
-                "sequential-stored" => Mode::SequentialStored,
-                "pcw" => Mode::Pcw,
-                "parallel" => Mode::Parallel,
-                "ape" => Mode::Ape(ape),
-                "ape-t" => Mode::Ape(ApeParams { scale: 1.0, ..ape }),
-                spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
-                other => anyhow::bail!(
-                    "unknown mode `{other}` (sequential, sequential-stored, pcw, parallel, ape, ape-t, ape:t=…:s=…:reread=…:focus=…)"
-                ),
-            })
-        })
+        .map(|m| Mode::parse(m, ape).map_err(anyhow::Error::msg))
         .collect()
-}
-
-fn ape_spec(spec: &str, mut p: ApeParams) -> anyhow::Result<ApeParams> {
-    for kv in spec.split(':') {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| anyhow::anyhow!("`{kv}` in `ape:{spec}` is not key=value"))?;
-        let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("`{kv}` in `ape:{spec}`: {e}");
-        match k {
-            "t" => p.temperature = v.parse().map_err(|e| bad(&e))?,
-            "s" => p.scale = v.parse().map_err(|e| bad(&e))?,
-            "reread" => p.reread = v.parse().map_err(|e| bad(&e))?,
-            "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
-            _ => anyhow::bail!("unknown key `{k}` in `ape:{spec}` (t, s, reread, focus)"),
-        }
-    }
-    p.validate().map_err(anyhow::Error::msg)?;
-    Ok(p)
 }
 
 pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow::Result<ExitCode> {

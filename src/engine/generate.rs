@@ -33,6 +33,37 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The modes' names, as flags take them (`ape-t`: APE with `S = 1`).
+    pub const NAMES: &'static [&'static str] = &[
+        "sequential",
+        "sequential-stored",
+        "pcw",
+        "parallel",
+        "ape",
+        "ape-t",
+    ];
+
+    /// The mode a name means, the one place names are read: one of
+    /// [`Self::NAMES`], or `ape:t=…:s=…:reread=…:focus=…`; APE settings the
+    /// name leaves out come from `ape`.
+    pub fn parse(name: &str, ape: ApeParams) -> Result<Mode, String> {
+        Ok(match name.trim() {
+            "sequential" => Mode::Sequential,
+            "sequential-stored" => Mode::SequentialStored,
+            "pcw" => Mode::Pcw,
+            "parallel" => Mode::Parallel,
+            "ape" => Mode::Ape(ape),
+            "ape-t" => Mode::Ape(ApeParams { scale: 1.0, ..ape }),
+            spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
+            other => {
+                return Err(format!(
+                    "unknown mode `{other}` ({}, ape:t=…:s=…:reread=…:focus=…)",
+                    Self::NAMES.join(", ")
+                ))
+            }
+        })
+    }
+
     /// Short name used in flags and reports.
     pub fn name(&self) -> &'static str {
         match self {
@@ -53,6 +84,29 @@ impl Mode {
             Mode::Parallel | Mode::Ape(_) => Some(false),
         }
     }
+}
+
+/// `t=…:s=…:reread=…:focus=…` over `p`.
+fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
+    for kv in spec.split(':') {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("`{kv}` in `ape:{spec}` is not key=value"))?;
+        let bad = |e: &dyn fmt::Display| format!("`{kv}` in `ape:{spec}`: {e}");
+        match k {
+            "t" => p.temperature = v.parse().map_err(|e| bad(&e))?,
+            "s" => p.scale = v.parse().map_err(|e| bad(&e))?,
+            "reread" => p.reread = v.parse().map_err(|e| bad(&e))?,
+            "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
+            _ => {
+                return Err(format!(
+                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, focus)"
+                ))
+            }
+        }
+    }
+    p.validate()?;
+    Ok(p)
 }
 
 impl fmt::Display for Mode {
@@ -495,7 +549,27 @@ impl Utf8Stream {
 
 #[cfg(test)]
 mod tests {
-    use super::{StopScanner, Utf8Stream};
+    use super::{ApeParams, Mode, StopScanner, Utf8Stream};
+
+    #[test]
+    fn mode_names_parse_in_one_place_with_ape_settings_filled_in() {
+        let ape = ApeParams::new(0.8, 0.7);
+        for name in Mode::NAMES {
+            let m = Mode::parse(name, ape).expect(name);
+            assert_eq!(m.name(), name.trim_end_matches("-t"), "{name}");
+        }
+        assert_eq!(
+            Mode::parse("ape-t", ape),
+            Ok(Mode::Ape(ApeParams::new(0.8, 1.0)))
+        );
+        let Ok(Mode::Ape(p)) = Mode::parse("ape:t=1:reread=2", ape) else {
+            panic!("an ape spec");
+        };
+        assert_eq!((p.temperature, p.scale, p.reread), (1.0, 0.7, 2));
+        for bad in ["apex", "ape:t", "ape:q=1", "ape:t=0"] {
+            assert!(Mode::parse(bad, ape).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn characters_split_across_tokens_come_out_whole() {
