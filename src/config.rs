@@ -88,6 +88,15 @@ pub fn shipped(id: &str) -> Option<ModelConfig> {
 pub const SHIPPED_JSON: &str = include_str!("../assets/calibrated.json");
 
 impl FileConfig {
+    /// [`Self::for_model`] for the model file at `path`, and that model's
+    /// identity (`None` when the file cannot be read: no model settings).
+    pub fn for_model_file(&self, path: &std::path::Path) -> (FileConfig, Option<String>) {
+        let id = crate::engine::ModelId::of_file(path)
+            .ok()
+            .map(|id| id.to_string());
+        (self.for_model(id.as_deref()), id)
+    }
+
     /// These settings as they apply to the model with identity `id`, in
     /// layers: shipped settings for the model < top-level values < the
     /// model's own `[models."<id>"]` table.

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::Cli;
 use crate::answer::{AskOptions, Quality};
 use crate::config::FileConfig;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
@@ -447,39 +446,6 @@ impl From<RetrievalArg> for Retrieval {
             RetrievalArg::Bm25 => Retrieval::Bm25,
             RetrievalArg::Dense => Retrieval::Dense,
         }
-    }
-}
-
-impl Cli {
-    /// Fills every setting that flags and env left unset from the config
-    /// file; returns the model's identity.
-    pub(super) fn apply(&mut self, c: &FileConfig) -> Option<String> {
-        self.model.apply(c);
-        // Settings for this very model (calibrated or shipped) beat the
-        // general ones.
-        let id = crate::engine::ModelId::of_file(&self.model.path())
-            .ok()
-            .map(|id| id.to_string());
-        let c = &c.for_model(id.as_deref());
-        self.answer.apply(c);
-        self.folder.apply(c);
-        match &mut self.command {
-            Some(super::Command::Index(a)) => a.folder.apply(c),
-            Some(super::Command::Watch(a)) => a.folder.apply(c),
-            Some(super::Command::Serve(a)) => {
-                a.folder.apply(c);
-                a.answer.apply(c);
-            }
-            Some(super::Command::Bench(b)) => b.apply(c),
-            Some(super::Command::Calibrate(a)) => a.apply(c),
-            Some(super::Command::Eval(a)) => {
-                a.ape.apply(c);
-                a.prefix.apply(c);
-            }
-            Some(super::Command::Cache(cmd)) => cmd.apply(c),
-            _ => {}
-        }
-        id
     }
 }
 

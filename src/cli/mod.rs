@@ -90,6 +90,35 @@ enum Command {
     Bench(bench::BenchCommand),
 }
 
+impl Cli {
+    /// Fills every setting that flags and env left unset from the config
+    /// file, the model's own settings first; returns the model's identity.
+    fn apply(&mut self, file: &crate::config::FileConfig) -> Option<String> {
+        self.model.apply(file);
+        let (c, id) = file.for_model_file(&self.model.path());
+        let c = &c;
+        self.answer.apply(c);
+        self.folder.apply(c);
+        match &mut self.command {
+            Some(Command::Index(a)) => a.folder.apply(c),
+            Some(Command::Watch(a)) => a.folder.apply(c),
+            Some(Command::Serve(a)) => {
+                a.folder.apply(c);
+                a.answer.apply(c);
+            }
+            Some(Command::Bench(b)) => b.apply(c),
+            Some(Command::Calibrate(a)) => a.apply(c),
+            Some(Command::Eval(a)) => {
+                a.ape.apply(c);
+                a.prefix.apply(c);
+            }
+            Some(Command::Cache(cmd)) => cmd.apply(c),
+            _ => {}
+        }
+        id
+    }
+}
+
 /// Starts `service` over `dir` on its own thread, with the model these
 /// flags name (loaded there, with `ctx` cells) and the folder settings.
 fn start_service(
@@ -125,6 +154,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let own = std::env::var_os("APE_CHAT_CONFIG").is_none();
     let _ = crate::paths::make_private(&crate::config::path(), own);
     let model_id = cli.apply(&config);
+
     let _ = ctrlc::set_handler(|| {
         if CANCEL.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
