@@ -15,7 +15,7 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -74,7 +74,6 @@ pub struct FolderSpec {
     pub store: KvStore,
     /// The index somewhere else than the cache (benchmarks' scratch).
     pub index_dir: Option<PathBuf>,
-    pub budget: Budget,
 }
 
 /// A question for the service.
@@ -148,8 +147,6 @@ pub enum AskRefused {
 pub enum ServiceError {
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
-    #[error("{0}")]
-    Load(String),
 }
 
 enum Request {
@@ -296,7 +293,9 @@ impl Service {
                     spec.store,
                 );
                 let mut ws = match opened {
-                    Ok(ws) => ws.with_budget(spec.budget.clone()),
+                    // Answers and background units under the budget the
+                    // handle announces questions to.
+                    Ok(ws) => ws.with_budget(self.handle.budget.clone()),
                     Err(e) => return rx_failed(self, e.to_string()),
                 };
                 let mut emit = |e| {
@@ -453,11 +452,7 @@ fn run_loop(
         let mut first = if asks.is_empty() && changes == 0 && !shutdown && idle {
             rx.recv().ok()
         } else if wait > Duration::ZERO {
-            match rx.recv_timeout(wait) {
-                Ok(r) => Some(r),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => None,
-            }
+            rx.recv_timeout(wait).ok()
         } else {
             None
         };
@@ -550,14 +545,18 @@ fn watcher(
     handle: &Handle,
     emit: &mut dyn FnMut(FolderEvent),
 ) -> Option<FolderWatcher> {
-    let tx = handle.tx.clone();
-    let started = FolderWatcher::start(folder, debounce, crate::paths::cache_dir(), move |m| {
-        let r = match m {
-            WatchMsg::Changed(paths) => Request::Changed(paths),
-            WatchMsg::Error(e) => Request::Note(format!("watcher: {e}")),
-        };
-        let _ = tx.send(r);
-    });
+    let handle = handle.clone();
+    let started = FolderWatcher::start(
+        folder,
+        debounce,
+        crate::paths::cache_dir(),
+        move |m| match m {
+            WatchMsg::Changed(paths) => handle.changed(paths),
+            WatchMsg::Error(e) => {
+                let _ = handle.tx.send(Request::Note(format!("watcher: {e}")));
+            }
+        },
+    );
     match started {
         Ok(w) => Some(w),
         Err(e) => {

@@ -200,7 +200,6 @@ pub fn first_answer(
         options: o.folder_options.clone(),
         store: KvStore::new(scratch.0.join("kv")),
         index_dir: Some(scratch.0.join("index")),
-        budget: Budget::default(),
     };
     let thread = service.spawn(move || Engine::load(&model, engine), spec, tx)?;
     let mut c = Client {

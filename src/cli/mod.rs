@@ -135,7 +135,6 @@ fn start_service(
         options: folder.options(),
         store: crate::kvstore::KvStore::default_location(),
         index_dir: None,
-        budget: crate::compute::Budget::default(),
     };
     Ok(service.spawn(move || model.load(ctx), spec, events)?)
 }

@@ -6,8 +6,6 @@
 //! the user turn and opens the assistant's. Sequential and parallel prefill
 //! see exactly the same token sequences; only how chunks are encoded differs.
 
-use llama_cpp_2::model::LlamaChatMessage;
-
 use super::{Engine, EngineError, TokenId};
 
 /// The system prompt used when the caller has none.
@@ -56,11 +54,11 @@ impl PromptLayout {
         // Earlier turns in plain text: "Question: …\nAnswer: …\n\n".
         let plain_glue = || ("\nAnswer: ".to_string(), "\n\n".to_string());
         let ((head, tail), glue, template) = match model.chat_template(None) {
-            Ok(tmpl) => match split_template(model, &tmpl, system) {
+            Ok(_) => match split_template(engine, system) {
                 Ok(parts) => {
                     // A template that cannot render a conversation keeps
                     // earlier turns as text inside the user's message.
-                    let glue = turn_glue(model, &tmpl, system).unwrap_or_else(|_| plain_glue());
+                    let glue = turn_glue(engine, system).unwrap_or_else(|_| plain_glue());
                     (parts, glue, Template::Model)
                 }
                 // A template llama.cpp cannot apply: answer in plain text
@@ -144,25 +142,14 @@ impl PromptLayout {
 /// The template's text between an earlier question and its answer, and
 /// between that answer and the next question, read off a rendered
 /// two-turn conversation.
-fn turn_glue(
-    model: &llama_cpp_2::model::LlamaModel,
-    tmpl: &llama_cpp_2::model::LlamaChatTemplate,
-    system: &str,
-) -> Result<(String, String), EngineError> {
-    let msg = |role: &str, content: &str| {
-        LlamaChatMessage::new(role.into(), content.into())
-            .map_err(|e| EngineError::Template(e.to_string()))
-    };
+fn turn_glue(engine: &Engine, system: &str) -> Result<(String, String), EngineError> {
     let marks = ["\u{1}APE-Q1\u{1}", "\u{1}APE-A1\u{1}", "\u{1}APE-Q2\u{1}"];
-    let chat = [
-        msg("system", system)?,
-        msg("user", marks[0])?,
-        msg("assistant", marks[1])?,
-        msg("user", marks[2])?,
-    ];
-    let text = model
-        .apply_chat_template(tmpl, &chat, true)
-        .map_err(|e| EngineError::Template(e.to_string()))?;
+    let text = engine.render_chat(&[
+        ("system", system),
+        ("user", marks[0]),
+        ("assistant", marks[1]),
+        ("user", marks[2]),
+    ])?;
     let between = |a: &str, b: &str| -> Option<String> {
         let (_, rest) = text.split_once(a)?;
         Some(rest.split_once(b)?.0.to_string())
@@ -176,19 +163,8 @@ fn turn_glue(
 }
 
 /// The template's text before and after the user's message.
-fn split_template(
-    model: &llama_cpp_2::model::LlamaModel,
-    tmpl: &llama_cpp_2::model::LlamaChatTemplate,
-    system: &str,
-) -> Result<(String, String), EngineError> {
-    let msg = |role: &str, content: &str| {
-        LlamaChatMessage::new(role.into(), content.into())
-            .map_err(|e| EngineError::Template(e.to_string()))
-    };
-    let chat = [msg("system", system)?, msg("user", MARK)?];
-    let text = model
-        .apply_chat_template(tmpl, &chat, true)
-        .map_err(|e| EngineError::Template(e.to_string()))?;
+fn split_template(engine: &Engine, system: &str) -> Result<(String, String), EngineError> {
+    let text = engine.render_chat(&[("system", system), ("user", MARK)])?;
     let (h, t) = text.split_once(MARK).ok_or_else(|| {
         EngineError::Template("template does not contain the user message".into())
     })?;

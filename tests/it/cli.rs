@@ -621,12 +621,7 @@ fn first_run_writes_a_commented_config() {
 /// small to answer reliably, and this checks the answer itself.
 #[test]
 fn default_model_answers_from_the_right_file_in_ape_and_sequential_mode() {
-    let model = ape_chat::paths::models_dir().join(ape_chat::paths::DEFAULT_MODEL_FILE);
-    assert!(
-        model.is_file(),
-        "{} missing: run scripts/setup.sh",
-        model.display()
-    );
+    let model = crate::common::default_model_path();
     let cache = tempfile::tempdir().expect("tempdir");
     for mode in ["ape", "sequential"] {
         for (question, file, facts) in [

@@ -18,6 +18,18 @@ pub fn tiny_model_path() -> PathBuf {
     path
 }
 
+/// The default chat model (Qwen2.5-Coder-0.5B), for the tests that check
+/// real answers: the tiny model is too small to answer reliably.
+pub fn default_model_path() -> PathBuf {
+    let path = ape_chat::paths::models_dir().join(ape_chat::paths::DEFAULT_MODEL_FILE);
+    assert!(
+        path.is_file(),
+        "{} missing: run scripts/setup.sh",
+        path.display()
+    );
+    path
+}
+
 /// Gemma 3 270M (`scripts/setup.sh --tiny`): a base model with sliding-window
 /// attention and no chat template, where APE is unsupported.
 pub fn gemma_model_path() -> PathBuf {

@@ -108,12 +108,7 @@ fn type_line(name: &str, text: &str) {
 /// understood from the first turn, and Ctrl-N forgets them again.
 #[test]
 fn a_follow_up_in_the_ui_is_answered_from_the_conversation() {
-    let model = ape_chat::paths::models_dir().join(ape_chat::paths::DEFAULT_MODEL_FILE);
-    assert!(
-        model.is_file(),
-        "{} missing: run scripts/setup.sh",
-        model.display()
-    );
+    let model = crate::common::default_model_path();
     let cache = tempfile::tempdir().expect("tempdir");
     let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
     let name = format!("ape-chat-follow-up-{}", std::process::id());
