@@ -450,16 +450,16 @@ fn run_loop(
         // Take in everything that arrived; block only when there is
         // nothing else to do.
         let mut first = if asks.is_empty() && changes == 0 && !shutdown && idle {
-            rx.recv().ok()
+            // The service keeps a handle itself, so this waits for a request.
+            match rx.recv() {
+                Ok(r) => Some(r),
+                Err(_) => return Ok(()),
+            }
         } else if wait > Duration::ZERO {
             rx.recv_timeout(wait).ok()
         } else {
             None
         };
-        if first.is_none() && idle && asks.is_empty() && changes == 0 {
-            // Every handle is gone.
-            shutdown = true;
-        }
         wait = Duration::ZERO;
         loop {
             let r = match first.take() {
