@@ -10,8 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::numfmt::decimal;
-
 /// The TOML file's settings; every key is optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -21,11 +19,12 @@ pub struct FileConfig {
     pub model: Option<PathBuf>,
     pub embed_model: Option<PathBuf>,
     pub ort_lib: Option<PathBuf>,
-    pub temperature_ape: Option<f32>,
-    pub scale_ape: Option<f32>,
+    /// APE's settings at the top level (`temperature_ape = 0.8`, …). Not a
+    /// flattened [`ModelConfig`]: serde cannot refuse unknown keys through
+    /// two levels of flattening.
+    #[serde(flatten)]
+    pub ape: ApeSettings,
     pub prefix_newlines: Option<usize>,
-    pub reread: Option<u32>,
-    pub focus: Option<u32>,
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
     pub top_k: Option<usize>,
@@ -43,27 +42,102 @@ pub struct FileConfig {
     pub models: BTreeMap<String, ModelConfig>,
 }
 
-/// APE settings for one model.
+/// APE's settings, named once: the same struct is the command-line flags
+/// (with their environment variables), the config file's keys (top level
+/// and per model), the shipped settings and what `calibrate` saves. A
+/// field left `None` falls through to the layer below ([`Self::over`]),
+/// then to [`ApeParams::DEFAULT`](crate::engine::ApeParams::DEFAULT).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, serde::Serialize, clap::Args)]
+#[serde(default)]
+pub struct ApeSettings {
+    /// APE attention temperature T for chunk tokens [default: 0.9, or what
+    /// is calibrated for the model].
+    #[arg(
+        long = "temperature-ape",
+        env = "APE_CHAT_TEMPERATURE_APE",
+        value_name = "T"
+    )]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shortest_opt"
+    )]
+    pub temperature_ape: Option<f32>,
+    /// APE scaling factor S of the chunks' attention mass [default: 0.9].
+    #[arg(long = "scale-ape", env = "APE_CHAT_SCALE_APE", value_name = "S")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "shortest_opt"
+    )]
+    pub scale_ape: Option<f32>,
+    /// Re-read the N best chunks sequentially before the question (costs
+    /// their prefill) [default: 0, or what is shipped for the model].
+    #[arg(long, env = "APE_CHAT_REREAD", value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reread: Option<u32>,
+    /// Each attention row keeps only its N strongest chunks [default: 0 = all].
+    #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus: Option<u32>,
+}
+
+impl ApeSettings {
+    /// `self` where set, else `below`: the one place these settings layer.
+    pub fn over(self, below: ApeSettings) -> ApeSettings {
+        ApeSettings {
+            temperature_ape: self.temperature_ape.or(below.temperature_ape),
+            scale_ape: self.scale_ape.or(below.scale_ape),
+            reread: self.reread.or(below.reread),
+            focus: self.focus.or(below.focus),
+        }
+    }
+
+    /// The engine's parameters: what is set, the defaults for the rest.
+    pub fn params(&self) -> Result<crate::engine::ApeParams, ConfigError> {
+        let d = crate::engine::ApeParams::DEFAULT;
+        let p = crate::engine::ApeParams {
+            temperature: self.temperature_ape.unwrap_or(d.temperature),
+            scale: self.scale_ape.unwrap_or(d.scale),
+            reread: self.reread.unwrap_or(d.reread),
+            focus: self.focus.unwrap_or(d.focus),
+        };
+        p.validate().map_err(ConfigError::Setting)?;
+        Ok(p)
+    }
+}
+
+/// What may be set per model: APE's settings and the prefix padding (both
+/// found by `calibrate`).
 #[derive(Clone, Copy, Debug, Default, Deserialize, serde::Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelConfig {
-    pub temperature_ape: Option<f32>,
-    pub scale_ape: Option<f32>,
+    #[serde(flatten)]
+    pub ape: ApeSettings,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_newlines: Option<usize>,
-    pub reread: Option<u32>,
-    pub focus: Option<u32>,
 }
 
 impl ModelConfig {
     /// `self` where set, else `below`.
     fn over(self, below: ModelConfig) -> ModelConfig {
         ModelConfig {
-            temperature_ape: self.temperature_ape.or(below.temperature_ape),
-            scale_ape: self.scale_ape.or(below.scale_ape),
+            ape: self.ape.over(below.ape),
             prefix_newlines: self.prefix_newlines.or(below.prefix_newlines),
-            reread: self.reread.or(below.reread),
-            focus: self.focus.or(below.focus),
         }
+    }
+
+    /// Whether the setting whose key is `key` has a value here.
+    pub fn has(&self, key: &str) -> bool {
+        serde_json::to_value(self)
+            .ok()
+            .is_some_and(|v| v.get(key).is_some())
+    }
+}
+
+/// `shortest` for optional settings (0.8, not 0.800000011920929, in files).
+fn shortest_opt<S: serde::Serializer>(x: &Option<f32>, s: S) -> Result<S::Ok, S::Error> {
+    match x {
+        Some(x) => crate::numfmt::shortest(x, s),
+        None => s.serialize_none(),
     }
 }
 
@@ -106,19 +180,13 @@ impl FileConfig {
             .copied()
             .unwrap_or_default();
         let top = ModelConfig {
-            temperature_ape: self.temperature_ape,
-            scale_ape: self.scale_ape,
+            ape: self.ape,
             prefix_newlines: self.prefix_newlines,
-            reread: self.reread,
-            focus: self.focus,
         };
         let m = own.over(top).over(id.and_then(shipped).unwrap_or_default());
         FileConfig {
-            temperature_ape: m.temperature_ape,
-            scale_ape: m.scale_ape,
+            ape: m.ape,
             prefix_newlines: m.prefix_newlines,
-            reread: m.reread,
-            focus: m.focus,
             ..self.clone()
         }
     }
@@ -134,6 +202,9 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A setting out of its range (from a flag, the environment or the file).
+    #[error("{0}")]
+    Setting(String),
 }
 
 /// Where the config file is read from.
@@ -205,22 +276,7 @@ pub fn save_model(
     }
     // Appended as text: a file of only comments keeps them in the
     // document's trailing decor, which an inserted table would jump ahead of.
-    let mut table = toml_edit::Table::new();
-    if let Some(t) = settings.temperature_ape {
-        table["temperature_ape"] = toml_edit::value(decimal(t));
-    }
-    if let Some(s) = settings.scale_ape {
-        table["scale_ape"] = toml_edit::value(decimal(s));
-    }
-    if let Some(n) = settings.prefix_newlines {
-        table["prefix_newlines"] = toml_edit::value(n as i64);
-    }
-    if let Some(n) = settings.reread {
-        table["reread"] = toml_edit::value(i64::from(n));
-    }
-    if let Some(n) = settings.focus {
-        table["focus"] = toml_edit::value(i64::from(n));
-    }
+    let table = toml::to_string(&settings).map_err(|e| invalid(e.to_string()))?;
     let note: String = note.lines().map(|l| format!("# {l}\n")).collect();
     let mut text = doc.to_string();
     if !text.is_empty() && !text.ends_with('\n') {
@@ -307,7 +363,7 @@ mod tests {
         assert!(!all.is_empty());
         for (id, s) in &all {
             assert_eq!(id.len(), 64, "{id} is a model identity");
-            let (t, sc) = (s.settings.temperature_ape, s.settings.scale_ape);
+            let (t, sc) = (s.settings.ape.temperature_ape, s.settings.ape.scale_ape);
             let params = crate::engine::ApeParams::new(t.expect("T"), sc.expect("S"));
             params.validate().expect("valid APE settings");
             assert_eq!(shipped(id), Some(s.settings));
@@ -331,15 +387,20 @@ mod tests {
         let p = dir.path().join("c.toml");
         std::fs::write(&p, "# mine\ntop_k = 3\ntemperature_ape = 0.7\n").expect("write");
         let qwen = ModelConfig {
-            temperature_ape: Some(0.8),
-            scale_ape: Some(0.85),
+            ape: ApeSettings {
+                temperature_ape: Some(0.8),
+                scale_ape: Some(0.85),
+                reread: Some(1),
+                focus: None,
+            },
             prefix_newlines: Some(2),
-            reread: Some(1),
-            focus: None,
         };
         save_model(&p, "abc123", qwen, "qwen.gguf\nobjective f1").expect("save");
         let other = ModelConfig {
-            scale_ape: Some(0.5),
+            ape: ApeSettings {
+                scale_ape: Some(0.5),
+                ..ApeSettings::default()
+            },
             ..ModelConfig::default()
         };
         save_model(&p, "def456", other, "other").expect("save");
@@ -354,12 +415,16 @@ mod tests {
         let c = load_from(&p).expect("load");
         assert_eq!(c.models.get("abc123"), Some(&qwen));
         let q = c.for_model(Some("abc123"));
-        assert_eq!((q.top_k, q.temperature_ape), (Some(3), Some(0.8)));
-        assert_eq!((q.scale_ape, q.prefix_newlines), (Some(0.85), Some(2)));
+        assert_eq!((q.top_k, q.ape.temperature_ape), (Some(3), Some(0.8)));
+        assert_eq!((q.ape.scale_ape, q.prefix_newlines), (Some(0.85), Some(2)));
+        assert_eq!(q.ape.reread, Some(1));
         let d = c.for_model(Some("def456"));
-        assert_eq!((d.temperature_ape, d.scale_ape), (Some(0.7), Some(0.5)));
-        assert_eq!(c.for_model(Some("unknown")).temperature_ape, Some(0.7));
-        assert_eq!(c.for_model(None).scale_ape, None);
+        assert_eq!(
+            (d.ape.temperature_ape, d.ape.scale_ape),
+            (Some(0.7), Some(0.5))
+        );
+        assert_eq!(c.for_model(Some("unknown")).ape.temperature_ape, Some(0.7));
+        assert_eq!(c.for_model(None).ape.scale_ape, None);
         // A first save on a machine with no config starts from the template.
         let fresh = dir.path().join("new/config.toml");
         save_model(&fresh, "abc123", qwen, "x").expect("fresh");
@@ -390,5 +455,46 @@ mod tests {
         assert!(e.contains("c.toml") && e.contains("topk"), "{e}");
         std::fs::write(&p, "top_k = \n").expect("write");
         assert!(load_from(&p).is_err());
+        // APE's keys are read through a flattened struct: still typed, and a
+        // typo beside them, at the top or in a model's table, still refused.
+        std::fs::write(
+            &p,
+            "temperature_ape = 0.7\nreread = 1\n[models.abc]\nfocus = 2\nprefix_newlines = 2\n",
+        )
+        .expect("write");
+        let c = load_from(&p).expect("load");
+        assert_eq!((c.ape.temperature_ape, c.ape.reread), (Some(0.7), Some(1)));
+        let m = c.models.get("abc").expect("model table");
+        assert_eq!((m.ape.focus, m.prefix_newlines), (Some(2), Some(2)));
+        for bad in [
+            "temperature_ape = 0.7\nscale_apee = 1\n",
+            "[models.abc]\nreread = 1\nrereads = 2\n",
+            "reread = \"one\"\n",
+        ] {
+            std::fs::write(&p, bad).expect("write");
+            assert!(load_from(&p).is_err(), "{bad}");
+        }
+    }
+
+    /// Every key a model's settings can have is in the first-run template,
+    /// and each has a flag or belongs to the prefix flags.
+    #[test]
+    fn every_model_setting_is_in_the_template() {
+        let all = ModelConfig {
+            ape: ApeSettings {
+                temperature_ape: Some(1.0),
+                scale_ape: Some(1.0),
+                reread: Some(1),
+                focus: Some(1),
+            },
+            prefix_newlines: Some(1),
+        };
+        let keys = serde_json::to_value(all).expect("json");
+        let keys = keys.as_object().expect("object");
+        assert_eq!(keys.len(), 5);
+        for k in keys.keys() {
+            assert!(TEMPLATE.contains(&format!("\n# {k} = ")), "{k}");
+            assert!(all.has(k) && !ModelConfig::default().has(k), "{k}");
+        }
     }
 }

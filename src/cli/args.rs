@@ -8,11 +8,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::answer::{AskOptions, Quality};
-use crate::config::FileConfig;
+use crate::config::{ApeSettings, FileConfig};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::{
-    ApeParams, Engine, EngineOptions, GenerateOptions, KvType, Mode, PromptLayout, Sampling,
-};
+use crate::engine::{Engine, EngineOptions, GenerateOptions, KvType, Mode, PromptLayout, Sampling};
 use crate::index::dense::EmbedOptions;
 use crate::index::Retrieval;
 use crate::ingest::Filters;
@@ -89,56 +87,6 @@ impl ModelArgs {
     }
 }
 
-/// APE's settings, shared by commands that use APE.
-#[derive(Debug, Clone, Copy, Args)]
-pub struct ApeArgs {
-    /// APE attention temperature T for chunk tokens [default: 0.9, or what
-    /// is calibrated for the model].
-    #[arg(
-        long = "temperature-ape",
-        env = "APE_CHAT_TEMPERATURE_APE",
-        value_name = "T"
-    )]
-    temperature_ape: Option<f32>,
-    /// APE scaling factor S of the chunks' attention mass [default: 0.9].
-    #[arg(long = "scale-ape", env = "APE_CHAT_SCALE_APE", value_name = "S")]
-    scale_ape: Option<f32>,
-    /// Re-read the N best chunks sequentially before the question (costs
-    /// their prefill) [default: 0, or what is shipped for the model].
-    #[arg(long, env = "APE_CHAT_REREAD", value_name = "N")]
-    reread: Option<u32>,
-    /// Each attention row keeps only its N strongest chunks [default: 0 = all].
-    #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
-    focus: Option<u32>,
-}
-
-impl ApeArgs {
-    /// Fills what flags and env left unset from the config file.
-    pub(super) fn apply(&mut self, c: &FileConfig) {
-        self.temperature_ape = self.temperature_ape.or(c.temperature_ape);
-        self.scale_ape = self.scale_ape.or(c.scale_ape);
-        self.reread = self.reread.or(c.reread);
-        self.focus = self.focus.or(c.focus);
-    }
-
-    /// Whether a re-read count was given (flag, env or config).
-    pub(super) fn reread_set(&self) -> bool {
-        self.reread.is_some()
-    }
-
-    pub(super) fn params(&self) -> anyhow::Result<ApeParams> {
-        let d = ApeParams::DEFAULT;
-        let p = ApeParams {
-            temperature: self.temperature_ape.unwrap_or(d.temperature),
-            scale: self.scale_ape.unwrap_or(d.scale),
-            reread: self.reread.unwrap_or(d.reread),
-            focus: self.focus.unwrap_or(d.focus),
-        };
-        p.validate().map_err(anyhow::Error::msg)?;
-        Ok(p)
-    }
-}
-
 /// Where each setting of a command came from, for runs that must say so
 /// (`eval`): a flag, the environment, the config file (the model's own
 /// table or the top level), the settings shipped for the model, or the
@@ -158,23 +106,13 @@ impl Origins<'_> {
             Some(ValueSource::EnvVariable) => return "environment".into(),
             _ => {}
         }
-        let set = |m: &crate::config::ModelConfig| match id {
-            "temperature_ape" => m.temperature_ape.is_some(),
-            "scale_ape" => m.scale_ape.is_some(),
-            "prefix_newlines" => m.prefix_newlines.is_some(),
-            "reread" => m.reread.is_some(),
-            "focus" => m.focus.is_some(),
-            _ => false,
-        };
         let c = self.config;
         let own = self.model.as_deref().and_then(|id| c.models.get(id));
         let top = crate::config::ModelConfig {
-            temperature_ape: c.temperature_ape,
-            scale_ape: c.scale_ape,
+            ape: c.ape,
             prefix_newlines: c.prefix_newlines,
-            reread: c.reread,
-            focus: c.focus,
         };
+        let set = |m: &crate::config::ModelConfig| m.has(id);
         if own.is_some_and(set) {
             "config, this model's table".into()
         } else if set(&top) || (id == "system_prompt" && c.system_prompt.is_some()) {
@@ -339,7 +277,7 @@ impl AskArgs {
         let quality = self.quality();
         let mode = match &self.mode {
             Some(name) => Mode::parse(name, ape).map_err(anyhow::Error::msg)?,
-            None => quality.mode(ape, self.ape.reread_set()),
+            None => quality.mode(ape, self.ape.reread.is_some()),
         };
         let sampling = if self.temperature > 0.0 {
             Sampling::Sample {
@@ -388,7 +326,7 @@ impl AskArgs {
                 Quality::Exact => QualityArg::Exact,
             });
         }
-        self.ape.apply(c);
+        self.ape = self.ape.over(c.ape);
     }
 }
 
@@ -403,7 +341,7 @@ pub struct AskArgs {
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(Mode::NAMES))]
     mode: Option<String>,
     #[command(flatten)]
-    ape: ApeArgs,
+    ape: ApeSettings,
     /// Chunks retrieved per question [default: 5].
     #[arg(long, env = "APE_CHAT_TOP_K", value_name = "K")]
     top_k: Option<usize>,

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::style::{bold, dim};
 use super::ModelArgs;
-use crate::config::{self, FileConfig, ModelConfig};
+use crate::config::{self, ApeSettings, FileConfig, ModelConfig};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::eval::calibrate::{
     self, CalibrateOptions, Calibration, Measure, Objective, Progress, SearchOptions,
@@ -172,10 +172,12 @@ fn save(
     );
     let chosen = c.chosen;
     let settings = ModelConfig {
-        temperature_ape: Some(chosen.params.temperature),
-        scale_ape: Some(chosen.params.scale),
+        ape: ApeSettings {
+            temperature_ape: Some(chosen.params.temperature),
+            scale_ape: Some(chosen.params.scale),
+            ..ApeSettings::default()
+        },
         prefix_newlines: Some(chosen.prefix_newlines),
-        ..ModelConfig::default()
     };
     config::save_model(&path, &id, settings, &note)?;
     calibrate::save_provenance(&id, &c.provenance)?;

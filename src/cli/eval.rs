@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use super::style::{bold, dim};
-use super::{ApeArgs, ModelArgs, Origins, PrefixArgs, CANCEL};
+use super::{ModelArgs, Origins, PrefixArgs, CANCEL};
 use crate::engine::{ApeParams, Engine, Mode, StateFormat};
 use crate::eval::calibrate::load_provenance;
 use crate::eval::datasets;
@@ -66,7 +66,7 @@ pub struct EvalArgs {
     #[arg(long, value_enum, value_name = "FORMAT")]
     against_state_format: Option<StateFormatArg>,
     #[command(flatten)]
-    pub(super) ape: ApeArgs,
+    pub(super) ape: crate::config::ApeSettings,
     #[command(flatten)]
     pub(super) prefix: PrefixArgs,
     /// Print the summary and every prediction as one JSON object.

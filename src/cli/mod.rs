@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::{Parser, Subcommand};
 
 pub(crate) use args::{budget_bytes, expand_home};
-pub use args::{ApeArgs, AskArgs, FolderArgs, ModelArgs, Origins, PrefixArgs};
+pub use args::{AskArgs, FolderArgs, ModelArgs, Origins, PrefixArgs};
 
 /// Chat with a local folder: retrieval plus cached per-chunk KV states,
 /// answered with Adaptive Parallel Encoding on llama.cpp.
@@ -109,7 +109,7 @@ impl Cli {
             Some(Command::Bench(b)) => b.apply(c),
             Some(Command::Calibrate(a)) => a.apply(c),
             Some(Command::Eval(a)) => {
-                a.ape.apply(c);
+                a.ape = a.ape.over(c.ape);
                 a.prefix.apply(c);
             }
             Some(Command::Cache(cmd)) => cmd.apply(c),

@@ -44,9 +44,9 @@ impl BenchCommand {
     /// Fills what flags and env left unset from the config file.
     pub fn apply(&mut self, c: &crate::config::FileConfig) {
         match self {
-            BenchCommand::Ttft(a) => a.ape.apply(c),
+            BenchCommand::Ttft(a) => a.ape = a.ape.over(c.ape),
             BenchCommand::Suite(a) => {
-                a.ape.apply(c);
+                a.ape = a.ape.over(c.ape);
                 a.folder.apply(c);
             }
             BenchCommand::Retrieval(a) => a.folder.apply(c),

@@ -10,7 +10,7 @@ use super::bench_modes;
 use crate::bench::chart::ttft_chart;
 use crate::bench::suite::{suite, SuiteOptions, SuiteReport};
 use crate::cli::style::{bold, dim};
-use crate::cli::{ApeArgs, FolderArgs, ModelArgs};
+use crate::cli::{FolderArgs, ModelArgs};
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -39,7 +39,7 @@ pub struct SuiteArgs {
     #[arg(long, default_value = ".", value_name = "DIR")]
     out: PathBuf,
     #[command(flatten)]
-    pub(super) ape: ApeArgs,
+    pub(super) ape: crate::config::ApeSettings,
     #[command(flatten)]
     pub(super) folder: FolderArgs,
     /// Print the report as JSON on stdout too.

@@ -8,7 +8,7 @@ use super::bench_modes;
 use crate::bench::ttft::{ttft, TtftOptions, TtftReport};
 use crate::bench::ModeFigures;
 use crate::cli::style::{bold, dim};
-use crate::cli::{ApeArgs, ModelArgs};
+use crate::cli::ModelArgs;
 
 #[derive(Debug, Args)]
 pub struct TtftArgs {
@@ -33,7 +33,7 @@ pub struct TtftArgs {
     #[arg(long)]
     no_flash_baseline: bool,
     #[command(flatten)]
-    pub(super) ape: ApeArgs,
+    pub(super) ape: crate::config::ApeSettings,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
