@@ -419,8 +419,12 @@ async fn health(State(app): State<Arc<App>>) -> Response {
 }
 
 /// Reads the body within the size limit and the time limit.
-async fn read_body(app: &App, headers: &HeaderMap, body: Body) -> Result<Vec<u8>, ApiError> {
-    let limit = app.options.max_body;
+async fn read_body(
+    limit: usize,
+    timeout: Duration,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Vec<u8>, ApiError> {
     let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -435,14 +439,22 @@ async fn read_body(app: &App, headers: &HeaderMap, body: Body) -> Result<Vec<u8>
     if declared.is_some_and(|n| n > limit) {
         return Err(too_large());
     }
-    match tokio::time::timeout(app.options.timeout, axum::body::to_bytes(body, limit)).await {
+    match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
         Err(_) => Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "invalid_request_error",
             "the request body did not arrive in time",
         )),
-        Ok(Err(e)) if format!("{e:?}").contains("LengthLimit") => Err(too_large()),
-        Ok(Err(e)) => Err(ApiError::invalid(format!("cannot read the body: {e}"))),
+        Ok(Err(e)) => {
+            let e = e.into_inner();
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Err(too_large())
+            } else {
+                Err(ApiError::invalid(format!("cannot read the body: {e}")))
+            }
+        }
         Ok(Ok(b)) => Ok(b.to_vec()),
     }
 }
@@ -494,7 +506,7 @@ async fn chat(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Re
 
 async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     authorize(&app, &headers)?;
-    let bytes = read_body(&app, &headers, body).await?;
+    let bytes = read_body(app.options.max_body, app.options.timeout, &headers, body).await?;
     let (req, question) = parse(&app, &bytes)?;
     let ticket = app.handle.ask(question).map_err(|e| match e {
         AskRefused::Busy(_) => {
@@ -725,6 +737,27 @@ mod tests {
         assert!(!inside_folder("/etc/passwd"));
         assert!(!inside_folder("../secret.txt"));
         assert!(!inside_folder("docs/../../x"));
+    }
+
+    /// A body without a declared length (chunked) is cut at the limit by
+    /// the reader itself: 413, not a generic "cannot read" 400.
+    #[test]
+    fn an_undeclared_body_past_the_limit_is_413() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let read = |n: usize| {
+            rt.block_on(read_body(
+                100,
+                Duration::from_secs(5),
+                &HeaderMap::new(),
+                Body::from(vec![b'x'; n]),
+            ))
+        };
+        assert_eq!(read(100).map(|b| b.len()).ok(), Some(100));
+        let e = read(101).expect_err("past the limit");
+        assert_eq!(e.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", e.message);
     }
 
     #[test]

@@ -362,7 +362,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --model --threads --kv-type --gpu-layers --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -456,10 +456,6 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --conversation)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -484,7 +480,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --model --threads --kv-type --gpu-layers --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -571,10 +567,6 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --conversation)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1828,7 +1820,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --model --threads --kv-type --gpu-layers --help"
+            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1935,10 +1927,6 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --conversation)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

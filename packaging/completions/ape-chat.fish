@@ -58,8 +58,8 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l model -d 'GGUF model 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l no-stream -d 'Print the answer only when complete'
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l no-stream -d 'With --ask: print the answer only when complete'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l json -d 'With --ask: JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -s V -l version -d 'Print version'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
@@ -212,13 +212,10 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l seed -d 'Seed for sampling' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l no-stream -d 'Print the answer only when complete'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -352,13 +349,11 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l seed -d 'Seed for sampling' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l no-stream -d 'Print the answer only when complete'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l json -d 'Print the report as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l pairs -d 'Two-turn pairs (from the evaluation articles, spread over them)' -r
@@ -390,13 +385,11 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l seed -d 'Seed for sampling' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l no-stream -d 'Print the answer only when complete'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l json -d 'JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l json -d 'Print the report as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r

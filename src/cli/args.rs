@@ -357,17 +357,6 @@ pub struct AskArgs {
     /// Seed for sampling.
     #[arg(long, default_value_t = 42)]
     seed: u32,
-    /// Print the answer only when complete.
-    #[arg(long)]
-    pub(super) no_stream: bool,
-    /// JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records.
-    #[arg(long)]
-    pub(super) json: bool,
-    /// With --ask: continue the conversation in FILE (JSON: the earlier
-    /// turns as [{"question", "answer"}…] or chat messages), and add this
-    /// turn to it. A missing file starts a new conversation.
-    #[arg(long, value_name = "FILE")]
-    pub(super) conversation: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

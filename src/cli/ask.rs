@@ -17,9 +17,28 @@ use crate::kvstore::KvStore;
 use crate::numfmt::decimal;
 use crate::workspace::{context_size, Workspace};
 
+/// The flags only a one-shot question has (the TUI and `serve` have their
+/// own ways to stream, to print and to hold a conversation).
+#[derive(Debug, Clone, clap::Args)]
+pub struct AskOutput {
+    /// With --ask: print the answer only when complete.
+    #[arg(long, requires = "question")]
+    no_stream: bool,
+    /// With --ask: JSON Lines on stdout: `token`, `answer`, `sources`,
+    /// `stats` records.
+    #[arg(long, requires = "question")]
+    json: bool,
+    /// With --ask: continue the conversation in FILE (JSON: the earlier
+    /// turns as [{"question", "answer"}…] or chat messages), and add this
+    /// turn to it. A missing file starts a new conversation.
+    #[arg(long, value_name = "FILE", requires = "question")]
+    conversation: Option<PathBuf>,
+}
+
 pub fn run(
     model: &ModelArgs,
-    args: &AskArgs,
+    answer_args: &AskArgs,
+    args: &AskOutput,
     folder: &FolderArgs,
     question: &str,
     dir: Option<PathBuf>,
@@ -28,7 +47,7 @@ pub fn run(
     let Some(dir) = dir else {
         anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
     };
-    let options = args.options(true)?;
+    let options = answer_args.options(true)?;
     let mut history = match &args.conversation {
         Some(path) => crate::conversation::load(path)?,
         None => Vec::new(),
@@ -36,7 +55,7 @@ pub fn run(
     let engine = model.load(context_size(
         options.top_k,
         folder.chunk_tokens(),
-        args.max_tokens,
+        answer_args.max_tokens,
     ))?;
     let mut ws = Workspace::open(
         &engine,

@@ -4,17 +4,15 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::sync::mpsc;
 
 use clap::Args;
 
-use super::output::{print_summary, IndexBar};
+use super::output::{print_summary, Followed, Follower, IndexBar};
 use super::style::dim;
-use super::{FolderArgs, ModelArgs, CANCEL};
+use super::{FolderArgs, ModelArgs};
 use crate::compute::Budget;
-use crate::service::{FolderEvent, Service, ServiceOptions};
+use crate::service::{Service, ServiceOptions};
 
 #[derive(Debug, Args)]
 pub struct IndexArgs {
@@ -38,29 +36,12 @@ pub fn run(model: &ModelArgs, args: &IndexArgs) -> anyhow::Result<ExitCode> {
     let (tx, events) = mpsc::channel();
     super::start_service(model, 2048, &args.dir, &args.folder, service, tx)?;
     let mut bar = IndexBar::new(args.json);
-    let mut asked_to_stop = false;
+    let mut follow = Follower::new(events, handle);
     let report = loop {
-        match events.recv_timeout(Duration::from_millis(200)) {
-            Ok(FolderEvent::Progress(p)) => bar.show(p),
-            Ok(FolderEvent::Indexed { report, .. }) => break report,
-            Ok(FolderEvent::Error {
-                message,
-                fatal: true,
-            }) => {
-                bar.finish();
-                anyhow::bail!(message);
-            }
-            Ok(FolderEvent::Error { message, .. } | FolderEvent::Note(message)) => {
-                bar.note(&message)
-            }
-            Ok(_) => {}
-            Err(RecvTimeoutError::Timeout) => {
-                if CANCEL.load(Ordering::Relaxed) && !asked_to_stop {
-                    asked_to_stop = true;
-                    handle.shutdown();
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => anyhow::bail!("the folder service stopped"),
+        match follow.next(&mut bar)? {
+            Followed::Indexed(report, _) => break report,
+            Followed::Note(message) => bar.note(&message),
+            Followed::Stopped => anyhow::bail!("the folder service stopped"),
         }
     };
     bar.finish();

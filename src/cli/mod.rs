@@ -39,13 +39,15 @@ pub struct Cli {
     command: Option<Command>,
     /// Ask one question about DIR, stream the answer, print the sources.
     /// `-` reads the question from stdin.
-    #[arg(long, value_name = "QUESTION")]
-    ask: Option<String>,
+    #[arg(long = "ask", value_name = "QUESTION")]
+    question: Option<String>,
     /// The folder to answer from.
     #[arg(value_name = "DIR")]
     dir: Option<PathBuf>,
     #[command(flatten)]
     answer: AskArgs,
+    #[command(flatten)]
+    ask: ask::AskOutput,
     #[command(flatten)]
     folder: FolderArgs,
     #[command(flatten)]
@@ -178,12 +180,12 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Some(Command::Calibrate(args)) => calibrate::run(&cli.model, &args),
         Some(Command::Man) => generate::man(),
         Some(Command::Bench(cmd)) => bench::run(&cli.model, &cmd),
-        None => match cli.ask {
+        None => match cli.question {
             Some(q) => {
                 let dir = cli
                     .dir
                     .or_else(|| config.folders.first().map(|d| expand_home(d)));
-                ask::run(&cli.model, &cli.answer, &cli.folder, &q, dir)
+                ask::run(&cli.model, &cli.answer, &cli.ask, &cli.folder, &q, dir)
             }
             None => match cli
                 .dir

@@ -160,3 +160,72 @@ pub fn print_summary(r: &UpdateReport) {
         println!("stopped: run the same command again to resume");
     }
 }
+
+/// What a folder event means to a command that prints a folder's work.
+pub enum Followed {
+    /// An index pass finished (with the number of file changes it took in).
+    Indexed(Box<UpdateReport>, usize),
+    /// A note or a non-fatal error, to show.
+    Note(String),
+    /// The service ended.
+    Stopped,
+}
+
+/// Reads a folder service's events for `index` and `watch`: progress drawn
+/// on the bar, Ctrl-C passed to the service once as a shutdown (it stops
+/// after the unit in flight), a fatal error returned as the command's.
+pub struct Follower {
+    events: std::sync::mpsc::Receiver<crate::service::FolderEvent>,
+    handle: crate::service::Handle,
+    asked_to_stop: bool,
+}
+
+impl Follower {
+    pub fn new(
+        events: std::sync::mpsc::Receiver<crate::service::FolderEvent>,
+        handle: crate::service::Handle,
+    ) -> Self {
+        Self {
+            events,
+            handle,
+            asked_to_stop: false,
+        }
+    }
+
+    /// The next event a printing command acts on.
+    pub fn next(&mut self, bar: &mut IndexBar) -> anyhow::Result<Followed> {
+        use crate::service::FolderEvent;
+        use std::sync::mpsc::RecvTimeoutError;
+        loop {
+            match self
+                .events
+                .recv_timeout(std::time::Duration::from_millis(200))
+            {
+                Ok(FolderEvent::Progress(p)) => bar.show(p),
+                Ok(FolderEvent::Indexed { report, changes }) => {
+                    return Ok(Followed::Indexed(Box::new(report), changes))
+                }
+                Ok(FolderEvent::Error {
+                    message,
+                    fatal: true,
+                }) => {
+                    bar.finish();
+                    anyhow::bail!(message);
+                }
+                Ok(FolderEvent::Error { message, .. } | FolderEvent::Note(message)) => {
+                    return Ok(Followed::Note(message))
+                }
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    if super::CANCEL.load(std::sync::atomic::Ordering::Relaxed)
+                        && !self.asked_to_stop
+                    {
+                        self.asked_to_stop = true;
+                        self.handle.shutdown();
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Ok(Followed::Stopped),
+            }
+        }
+    }
+}

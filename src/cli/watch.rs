@@ -3,19 +3,18 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
 
-use super::output::{print_summary, IndexBar};
+use super::output::{print_summary, Followed, Follower, IndexBar};
 use super::style::dim;
-use super::{FolderArgs, ModelArgs, CANCEL};
+use super::{FolderArgs, ModelArgs};
 use crate::compute::Budget;
 use crate::index::UpdateReport;
-use crate::service::{FolderEvent, Service, ServiceOptions, Until};
+use crate::service::{Service, ServiceOptions, Until};
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
@@ -48,10 +47,10 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     super::start_service(model, 2048, &args.dir, &args.folder, service, tx)?;
     let mut bar = IndexBar::new(args.json);
     let mut first = true;
+    let mut follow = Follower::new(events, handle);
     loop {
-        match events.recv_timeout(Duration::from_millis(200)) {
-            Ok(FolderEvent::Progress(p)) => bar.show(p),
-            Ok(FolderEvent::Indexed { report, changes }) => {
+        match follow.next(&mut bar)? {
+            Followed::Indexed(report, changes) => {
                 bar.finish();
                 if report.cancelled {
                     break;
@@ -65,23 +64,8 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
                 }
                 bar = IndexBar::new(args.json);
             }
-            Ok(FolderEvent::Error {
-                message,
-                fatal: true,
-            }) => {
-                bar.finish();
-                anyhow::bail!(message);
-            }
-            Ok(FolderEvent::Error { message, .. } | FolderEvent::Note(message)) => {
-                error(args.json, &message)
-            }
-            Ok(_) => {}
-            Err(RecvTimeoutError::Timeout) => {
-                if CANCEL.load(Ordering::Relaxed) {
-                    handle.shutdown();
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
+            Followed::Note(message) => error(args.json, &message),
+            Followed::Stopped => break,
         }
     }
     bar.finish();

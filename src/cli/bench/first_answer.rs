@@ -28,6 +28,9 @@ pub struct FirstAnswerArgs {
     /// Seconds of background indexing between the two questions.
     #[arg(long, default_value_t = 20, value_name = "S")]
     background_s: u64,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     pub(super) folder: FolderArgs,
     #[command(flatten)]
@@ -50,7 +53,7 @@ pub fn run(model: &ModelArgs, args: &FirstAnswerArgs) -> anyhow::Result<ExitCode
         questions: [args.question.clone(), args.second.clone()],
         background: Duration::from_secs(args.background_s),
     };
-    let json = args.answer.json;
+    let json = args.json;
     let r = first_answer(&o, &mut |m| {
         if !json {
             eprintln!("{}", dim(m));

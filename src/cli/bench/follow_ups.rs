@@ -19,6 +19,9 @@ pub struct FollowUpArgs {
     /// Two-turn pairs (from the evaluation articles, spread over them).
     #[arg(long, default_value_t = 60, value_name = "N")]
     pairs: usize,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    json: bool,
     #[command(flatten)]
     pub(super) folder: FolderArgs,
     #[command(flatten)]
@@ -38,7 +41,7 @@ pub fn run(model: &ModelArgs, args: &FollowUpArgs) -> anyhow::Result<ExitCode> {
         ask,
         pairs: args.pairs,
     };
-    let json = args.answer.json;
+    let json = args.json;
     let r = follow_ups(&engine, &o, &mut |done, total| {
         if !json {
             eprint!("\r{}", dim(&format!("pair {done}/{total}")));
