@@ -347,6 +347,15 @@ fn fit(
     let positions = fixed
         + match mode {
             Mode::Sequential | Mode::SequentialStored => lengths.sum(),
+            Mode::Ape(p) if p.reread > 0 && p.window > 0 => {
+                let l: Vec<usize> = lengths.collect();
+                let windows: usize = l
+                    .iter()
+                    .take(p.reread as usize)
+                    .map(|&n| n.min(p.window as usize))
+                    .sum();
+                windows + l.into_iter().max().unwrap_or(0)
+            }
             Mode::Ape(p) if p.reread > 0 => {
                 let mut l: Vec<usize> = lengths.collect();
                 let reread: usize = l.iter().take(p.reread as usize).sum();

@@ -74,6 +74,11 @@ pub struct ApeSettings {
     #[arg(long, env = "APE_CHAT_REREAD", value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reread: Option<u32>,
+    /// Re-read only the best N-token window of each re-read chunk, keeping
+    /// the whole chunk in the parallel block [default: 0 = whole chunks].
+    #[arg(long, env = "APE_CHAT_REREAD_WINDOW", value_name = "N")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reread_window: Option<u32>,
     /// Each attention row keeps only its N strongest chunks [default: 0 = all].
     #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -87,6 +92,7 @@ impl ApeSettings {
             temperature_ape: self.temperature_ape.or(below.temperature_ape),
             scale_ape: self.scale_ape.or(below.scale_ape),
             reread: self.reread.or(below.reread),
+            reread_window: self.reread_window.or(below.reread_window),
             focus: self.focus.or(below.focus),
         }
     }
@@ -98,6 +104,7 @@ impl ApeSettings {
             temperature: self.temperature_ape.unwrap_or(d.temperature),
             scale: self.scale_ape.unwrap_or(d.scale),
             reread: self.reread.unwrap_or(d.reread),
+            window: self.reread_window.unwrap_or(d.window),
             focus: self.focus.unwrap_or(d.focus),
         };
         p.validate().map_err(ConfigError::Setting)?;
@@ -314,9 +321,11 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # scale_ape = 0.9
 
 # Refinements of APE for small models: re-read the N best chunks
-# sequentially before the question; let each attention row keep only its N
-# strongest chunks (0 = off).  [APE_CHAT_REREAD, APE_CHAT_FOCUS]
+# sequentially before the question (only their best reread_window tokens
+# when set, 0 = whole chunks); let each attention row keep only its N
+# strongest chunks (0 = off).  [APE_CHAT_REREAD, APE_CHAT_REREAD_WINDOW, APE_CHAT_FOCUS]
 # reread = 0
+# reread_window = 0
 # focus = 0
 
 # Newline tokens appended to the shared prefix before the chunks (a longer
@@ -391,6 +400,7 @@ mod tests {
                 temperature_ape: Some(0.8),
                 scale_ape: Some(0.85),
                 reread: Some(1),
+                reread_window: None,
                 focus: None,
             },
             prefix_newlines: Some(2),
@@ -485,13 +495,14 @@ mod tests {
                 temperature_ape: Some(1.0),
                 scale_ape: Some(1.0),
                 reread: Some(1),
+                reread_window: Some(1),
                 focus: Some(1),
             },
             prefix_newlines: Some(1),
         };
         let keys = serde_json::to_value(all).expect("json");
         let keys = keys.as_object().expect("object");
-        assert_eq!(keys.len(), 5);
+        assert_eq!(keys.len(), 6);
         for k in keys.keys() {
             assert!(TEMPLATE.contains(&format!("\n# {k} = ")), "{k}");
             assert!(all.has(k) && !ModelConfig::default().has(k), "{k}");

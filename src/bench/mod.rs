@@ -11,12 +11,14 @@
 //! - [`retrieval`]: recall of hybrid, BM25 and dense retrieval on SQuAD;
 //! - [`first_answer`]: a new folder's first answer while indexing runs;
 //! - [`compete`]: a competing process, for speed under load;
+//! - [`frontier`]: likelihood (from `eval`) against speed, the presets' basis;
 //! - [`chart`]: the SVG charts.
 
 pub mod chart;
 pub mod compete;
 pub mod first_answer;
 pub mod follow_ups;
+pub mod frontier;
 pub mod retrieval;
 pub mod suite;
 pub mod ttft;

@@ -40,6 +40,10 @@ pub struct ConvertArgs {
     /// rest for evaluation, so the two sets never share a paragraph.
     #[arg(long, value_enum, default_value = "all")]
     articles: ArticlesArg,
+    /// Order the records round-robin over their articles, so that any first
+    /// N (`eval --limit N`, or a run stopped early) span many articles.
+    #[arg(long)]
+    interleave: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -74,7 +78,10 @@ pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
             datasets::load(path)?.into_iter().map(|r| r.id).collect();
         records.retain(|r| !ids.contains(&r.id));
     }
-    let records = datasets::spread(records, args.limit);
+    let mut records = datasets::spread(records, args.limit);
+    if args.interleave {
+        records = datasets::interleave(records);
+    }
     datasets::save(&args.out, &records)?;
     eprintln!("wrote {} records to {}", records.len(), args.out.display());
     Ok(ExitCode::SUCCESS)

@@ -31,8 +31,10 @@ pub struct EvalArgs {
     /// `sequential` (the chunks best last, nearest the question),
     /// `sequential-stored` (in the record's order: the reading-order
     /// control), `pcw`, `parallel`, `ape`, `ape-t` (temperature only, S = 1)
-    /// and `ape:t=0.8:s=1:reread=1:focus=3` (APE with these values; others
-    /// as for `ape`; `ape:t=1:s=1:reread=1` is parallel + re-read). The
+    /// and `ape:t=0.8:s=1:reread=1:window=48:focus=3` (APE with these
+    /// values; others as for `ape`; `ape:t=1:s=1:reread=1` is parallel +
+    /// re-read; `window` re-reads only the best window of that many
+    /// tokens). The
     /// default is the paper's ablation.
     #[arg(
         long,
@@ -270,7 +272,7 @@ fn print_settings(
     for m in modes {
         match m {
             Mode::Ape(p) => println!(
-                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) focus={} ({})",
+                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) window={} ({}) focus={} ({})",
                 m.name(),
                 p.temperature,
                 from(p.temperature == base.temperature, "temperature_ape"),
@@ -278,6 +280,8 @@ fn print_settings(
                 from(p.scale == base.scale, "scale_ape"),
                 p.reread,
                 from(p.reread == base.reread, "reread"),
+                p.window,
+                from(p.window == base.window, "reread_window"),
                 p.focus,
                 from(p.focus == base.focus, "focus")
             ),

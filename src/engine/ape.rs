@@ -26,6 +26,12 @@ pub struct ApeParams {
     /// the other chunks through APE attention): costs their prefill.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reread: u32,
+    /// Re-read only a window of this many tokens of each re-read chunk, the
+    /// one richest in the question's rare tokens ([`super::best_window`]),
+    /// and keep the whole chunk in the parallel block: a fraction of the
+    /// re-read's prefill (0: re-read whole chunks, out of the block).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub window: u32,
     /// Each query row (token, head, layer) attends only to the `focus`
     /// chunks it gives the most attention mass, the rest drop out of its
     /// softmax (0: all chunks). Free; ties keep every tied chunk.
@@ -49,6 +55,7 @@ impl ApeParams {
             temperature,
             scale,
             reread: 0,
+            window: 0,
             focus: 0,
         }
     }

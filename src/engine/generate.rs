@@ -44,7 +44,7 @@ impl Mode {
     ];
 
     /// The mode a name means, the one place names are read: one of
-    /// [`Self::NAMES`], or `ape:t=…:s=…:reread=…:focus=…`; APE settings the
+    /// [`Self::NAMES`], or `ape:t=…:s=…:reread=…:window=…:focus=…`; APE settings the
     /// name leaves out come from `ape`.
     pub fn parse(name: &str, ape: ApeParams) -> Result<Mode, String> {
         Ok(match name.trim() {
@@ -57,7 +57,7 @@ impl Mode {
             spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
             other => {
                 return Err(format!(
-                    "unknown mode `{other}` ({}, ape:t=…:s=…:reread=…:focus=…)",
+                    "unknown mode `{other}` ({}, ape:t=…:s=…:reread=…:window=…:focus=…)",
                     Self::NAMES.join(", ")
                 ))
             }
@@ -86,7 +86,7 @@ impl Mode {
     }
 }
 
-/// `t=…:s=…:reread=…:focus=…` over `p`.
+/// `t=…:s=…:reread=…:window=…:focus=…` over `p`.
 fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
     for kv in spec.split(':') {
         let (k, v) = kv
@@ -97,10 +97,11 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
             "t" => p.temperature = v.parse().map_err(|e| bad(&e))?,
             "s" => p.scale = v.parse().map_err(|e| bad(&e))?,
             "reread" => p.reread = v.parse().map_err(|e| bad(&e))?,
+            "window" => p.window = v.parse().map_err(|e| bad(&e))?,
             "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
             _ => {
                 return Err(format!(
-                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, focus)"
+                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, focus)"
                 ))
             }
         }
@@ -116,6 +117,9 @@ impl fmt::Display for Mode {
                 write!(f, "ape (T={}, S={}", p.temperature, p.scale)?;
                 if p.reread > 0 {
                     write!(f, ", re-read {}", p.reread)?;
+                    if p.window > 0 {
+                        write!(f, " (window {})", p.window)?;
+                    }
                 }
                 if p.focus > 0 {
                     write!(f, ", focus {}", p.focus)?;
@@ -284,13 +288,18 @@ pub fn prefill(
         Mode::Ape(p) => &ctx.ranking[..(p.reread as usize).min(ctx.ranking.len())],
         _ => &[],
     };
+    // A windowed re-read keeps its chunks in the block (and their shares).
+    let window = match mode {
+        Mode::Ape(p) => p.window as usize,
+        _ => 0,
+    };
     // Chunks whose attention shares are measured, in the order the hook
     // sees them: every chunk read sequentially, or the parallel block.
     let measured: Vec<usize> = match mode {
         Mode::Sequential => ctx.best_last(),
         Mode::SequentialStored => (0..ctx.chunks.len()).collect(),
         _ => (0..ctx.chunks.len())
-            .filter(|i| !reread.contains(i))
+            .filter(|i| window > 0 || !reread.contains(i))
             .collect(),
     };
     let in_order =
@@ -310,9 +319,15 @@ pub fn prefill(
         Mode::Ape(p) => Some(p),
         _ => None,
     })?;
-    // Re-read chunks, best last: nearest the question.
+    // Re-read chunks (or their best windows), best last: nearest the question.
+    let all: Vec<&[TokenId]> = ctx.chunks.iter().map(|c| c.tokens.as_slice()).collect();
     for &i in reread.iter().rev() {
-        session.feed(&ctx.chunks[i].tokens)?;
+        let tokens = &ctx.chunks[i].tokens;
+        let read = match window {
+            0 => 0..tokens.len(),
+            w => best_window(tokens, ctx.question, &all, w),
+        };
+        session.feed(&tokens[read])?;
     }
     session.eval(ctx.question)?;
     Ok(PrefillTimings {
@@ -320,6 +335,62 @@ pub fn prefill(
         prefill: t1.elapsed(),
         measured,
     })
+}
+
+/// The `w` consecutive tokens of `tokens` that hold the most of the
+/// question's rare tokens: each distinct question token found in a window
+/// counts its BM25 inverse document frequency over `chunks` (a token in
+/// every chunk, such as punctuation or "the", counts almost nothing). Among
+/// equally good windows the middle one of the first run is taken, so the
+/// matches sit in the window's centre, where an answer beside them fits.
+/// The whole chunk when it is not longer than `w`.
+pub fn best_window(
+    tokens: &[TokenId],
+    question: &[TokenId],
+    chunks: &[&[TokenId]],
+    w: usize,
+) -> std::ops::Range<usize> {
+    if w == 0 || tokens.len() <= w {
+        return 0..tokens.len();
+    }
+    let mut weight: std::collections::HashMap<TokenId, f64> =
+        question.iter().map(|&t| (t, 0.0)).collect();
+    let n = chunks.len() as f64;
+    for (t, idf) in weight.iter_mut() {
+        let df = chunks.iter().filter(|c| c.contains(t)).count() as f64;
+        *idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+    }
+    // Sliding counts of each question token inside the window.
+    let mut inside: std::collections::HashMap<TokenId, usize> = Default::default();
+    let mut score = 0.0;
+    let add = |t: TokenId, inside: &mut std::collections::HashMap<TokenId, usize>, d: i64| {
+        let Some(&idf) = weight.get(&t) else {
+            return 0.0;
+        };
+        let c = inside.entry(t).or_insert(0);
+        let before = *c;
+        *c = (*c as i64 + d) as usize;
+        match (before, *c) {
+            (0, 1) => idf,
+            (1, 0) => -idf,
+            _ => 0.0,
+        }
+    };
+    for &t in &tokens[..w] {
+        score += add(t, &mut inside, 1);
+    }
+    let mut scores = vec![score];
+    for s in 1..=tokens.len() - w {
+        score += add(tokens[s - 1], &mut inside, -1);
+        score += add(tokens[s + w - 1], &mut inside, 1);
+        scores.push(score);
+    }
+    let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let close = |x: f64| (x - best).abs() <= 1e-9;
+    let first = scores.iter().position(|&x| close(x)).unwrap_or(0);
+    let run = scores[first..].iter().take_while(|&&x| close(x)).count();
+    let start = first + run.saturating_sub(1) / 2;
+    start..start + w
 }
 
 /// Answers over `ctx` in `mode`, calling `on_text` with each piece of
@@ -562,6 +633,11 @@ mod tests {
             Mode::parse("ape-t", ape),
             Ok(Mode::Ape(ApeParams::new(0.8, 1.0)))
         );
+        let Ok(Mode::Ape(w)) = Mode::parse("ape:reread=1:window=48", ape) else {
+            panic!("a windowed re-read parses");
+        };
+        assert_eq!((w.reread, w.window), (1, 48));
+        assert!(Mode::Ape(w).to_string().contains("window 48"));
         let Ok(Mode::Ape(p)) = Mode::parse("ape:t=1:reread=2", ape) else {
             panic!("an ape spec");
         };
@@ -569,6 +645,28 @@ mod tests {
         for bad in ["apex", "ape:t", "ape:q=1", "ape:t=0"] {
             assert!(Mode::parse(bad, ape).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_best_window_holds_the_questions_rare_tokens_in_its_middle() {
+        // 1 and 2 are in every chunk (worth ~nothing); 7 and 8 are rare.
+        let chunk: Vec<TokenId> = [vec![1; 20], vec![7, 2, 8], vec![1; 20]].concat();
+        let other: Vec<TokenId> = vec![1, 2, 3, 4];
+        let all: Vec<&[TokenId]> = vec![&chunk, &other, &other];
+        let question = [1, 2, 7, 8, 9];
+        let r = best_window(&chunk, &question, &all, 9);
+        assert_eq!(r.len(), 9);
+        assert!(r.contains(&20) && r.contains(&22), "{r:?}");
+        // The matches sit in the middle: 3 tokens of padding on each side.
+        assert_eq!(r, 17..26);
+        // A token in every chunk does not pull the window.
+        let decoy: Vec<TokenId> = [vec![2; 10], vec![5; 10], vec![8], vec![5; 10]].concat();
+        let all: Vec<&[TokenId]> = vec![&decoy, &other, &other, &other];
+        let r = best_window(&decoy, &[2, 8], &all, 5);
+        assert!(r.contains(&20), "{r:?}");
+        // Short chunks and a zero window are read whole.
+        assert_eq!(best_window(&other, &question, &all, 9), 0..4);
+        assert_eq!(best_window(&chunk, &question, &all, 0), 0..chunk.len());
     }
 
     #[test]

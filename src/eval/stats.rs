@@ -38,7 +38,7 @@ impl Rng {
 
 /// A statistic on the full sample with its percentile-bootstrap 95 %
 /// confidence interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Estimate {
     pub value: f64,
     pub lo: f64,

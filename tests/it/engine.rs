@@ -271,6 +271,25 @@ fn sequential_reads_best_last_and_rereads_take_the_best_ranked_chunk() {
     s.feed(chunks[1].tokens()).expect("re-read");
     s.eval(&q).expect("question");
     assert_eq!(got, s.logits().expect("logits"), "re-read the best ranked");
+
+    // A windowed re-read keeps the chunk in the block (and its share) and
+    // reads only the window after it: the window comes from `best_window`
+    // (tested alone), the layout around it from the session's primitives.
+    let windowed = ApeParams {
+        window: 8,
+        ..reread
+    };
+    let timings = prefill(&mut s, Mode::Ape(windowed), &ctx).expect("prefill");
+    assert_eq!(timings.measured, [0, 1, 2], "every chunk keeps its share");
+    let got = s.logits().expect("logits").to_vec();
+    let toks: Vec<&[i32]> = all.iter().map(|c| c.tokens()).collect();
+    let w = ape_chat::engine::best_window(chunks[1].tokens(), &q, &toks, 8);
+    assert!(w.len() == 8 && chunks[1].tokens().len() > 8, "{w:?}");
+    s.load_parallel(&prefix, &all).expect("parallel");
+    s.set_ape(Some(windowed)).expect("ape");
+    s.feed(&chunks[1].tokens()[w]).expect("window");
+    s.eval(&q).expect("question");
+    assert_eq!(got, s.logits().expect("logits"), "block, then the window");
 }
 
 /// APE decodes in one uninterrupted graph compute: the edit runs inside

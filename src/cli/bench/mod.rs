@@ -2,6 +2,7 @@
 
 mod first_answer;
 mod follow_ups;
+mod frontier;
 mod retrieval;
 mod suite;
 mod ttft;
@@ -33,6 +34,11 @@ pub enum BenchCommand {
     /// (the second question refers back with a pronoun): recall@k and
     /// "contains", the follow-up alone against after its first turn.
     FollowUps(follow_ups::FollowUpArgs),
+    /// Fast and right: joins an `eval --json` and a `bench ttft --json`
+    /// report into each mode's likelihood retention against its speedup,
+    /// marks the frontier and the modes that clear the default's bar, and
+    /// draws the chart.
+    Frontier(frontier::FrontierArgs),
     /// Keeps the cores busy as another llama.cpp program would (prefill on
     /// the model, llama.cpp's default polling) until stdin closes: what
     /// `ttft --under-load` runs beside itself, or to try ape-chat under
@@ -58,7 +64,7 @@ impl BenchCommand {
                 a.folder.apply(c);
                 a.answer.apply(c);
             }
-            BenchCommand::Compete => {}
+            BenchCommand::Compete | BenchCommand::Frontier(_) => {}
         }
     }
 }
@@ -70,6 +76,7 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
         BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
         BenchCommand::FollowUps(args) => follow_ups::run(model, args),
+        BenchCommand::Frontier(args) => frontier::run(args),
         BenchCommand::Compete => {
             crate::bench::compete::compete(&model.path(), model.threads())?;
             Ok(ExitCode::SUCCESS)
@@ -78,7 +85,8 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// The modes benchmarks compare: sequential first (the speedups are over
-/// it), the paper's ablation, and `balanced` (APE re-reading the best chunk).
+/// it), the paper's ablation, `balanced` (APE re-reading the best chunk)
+/// and re-reads of its best window.
 fn bench_modes(ape: ApeParams) -> Vec<Mode> {
     let plain = ApeParams {
         reread: 0,
@@ -92,6 +100,17 @@ fn bench_modes(ape: ApeParams) -> Vec<Mode> {
         Mode::Ape(plain),
         Mode::Ape(ApeParams {
             reread: crate::answer::Quality::BALANCED_REREAD,
+            ..plain
+        }),
+        // The windowed re-read's frontier points (`ape:reread=1:window=N`).
+        Mode::Ape(ApeParams {
+            reread: 1,
+            window: 32,
+            ..plain
+        }),
+        Mode::Ape(ApeParams {
+            reread: 1,
+            window: 64,
             ..plain
         }),
     ]

@@ -101,9 +101,49 @@ pub fn spread(records: Vec<Record>, n: Option<usize>) -> Vec<Record> {
     }
 }
 
+/// `records` reordered round-robin over their sources (each source's
+/// records keep their order): any first N then span as many articles as
+/// they can, so `eval --limit N`, or a run stopped early, is resampled over
+/// many clusters rather than two.
+pub fn interleave(records: Vec<Record>) -> Vec<Record> {
+    let mut groups: Vec<(Option<String>, std::collections::VecDeque<Record>)> = Vec::new();
+    for r in records {
+        match groups.iter_mut().find(|(g, _)| *g == r.group) {
+            Some((_, rs)) => rs.push_back(r),
+            None => groups.push((r.group.clone(), [r].into())),
+        }
+    }
+    let mut out = Vec::new();
+    while groups.iter().any(|(_, rs)| !rs.is_empty()) {
+        out.extend(groups.iter_mut().filter_map(|(_, rs)| rs.pop_front()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interleaving_deals_the_records_out_over_their_articles() {
+        let rec = |id: &str, g: &str| Record {
+            id: id.into(),
+            question: String::new(),
+            contexts: Vec::new(),
+            answers: Vec::new(),
+            group: Some(g.into()),
+        };
+        let rs = vec![
+            rec("a1", "a"),
+            rec("a2", "a"),
+            rec("a3", "a"),
+            rec("b1", "b"),
+            rec("c1", "c"),
+            rec("c2", "c"),
+        ];
+        let ids: Vec<String> = interleave(rs).into_iter().map(|r| r.id).collect();
+        assert_eq!(ids, ["a1", "b1", "c1", "a2", "c2", "a3"]);
+    }
 
     #[test]
     fn records_round_trip_and_bad_lines_are_named() {

@@ -1,0 +1,415 @@
+//! The fast-and-right frontier: each mode's answer likelihood (retention
+//! against fair sequential prefill, from `eval --json`) against its speedup
+//! in time to first token over the same baseline (from `bench ttft
+//! --json`), joined by the mode's label. A point no other point beats on
+//! both axes is on the frontier; the presets are chosen from it, and the
+//! issue's bar (≥ 0.98 of sequential's likelihood with the interval's low
+//! end ≥ 0.95, "contains" at most 3 points below, ≥ 20× its speed) is
+//! checked per point.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::BenchError;
+use crate::eval::stats::Estimate;
+
+/// The bar a shipped default must clear.
+pub const TARGET_RETENTION: f64 = 0.98;
+pub const TARGET_RETENTION_LOW: f64 = 0.95;
+pub const TARGET_CONTAINS_DROP: f64 = 0.03;
+pub const TARGET_SPEEDUP: f64 = 20.0;
+
+#[derive(Deserialize)]
+struct EvalFile {
+    summary: Vec<SummaryIn>,
+    paired: Vec<PairedIn>,
+    retention: Vec<RetentionIn>,
+}
+
+#[derive(Deserialize)]
+struct SummaryIn {
+    label: String,
+    records: usize,
+}
+
+#[derive(Deserialize)]
+struct PairedIn {
+    a_label: String,
+    b_label: String,
+    contains: Estimate,
+}
+
+#[derive(Deserialize)]
+struct RetentionIn {
+    label: String,
+    baseline: String,
+    likelihood: Estimate,
+}
+
+#[derive(Deserialize)]
+struct TtftFile {
+    model: String,
+    machine: String,
+    threads: usize,
+    chunks: usize,
+    chunk_tokens: usize,
+    baseline: String,
+    modes: Vec<ModeIn>,
+}
+
+#[derive(Deserialize)]
+struct ModeIn {
+    mode: String,
+    ttft_ms: f64,
+    speedup: f64,
+}
+
+/// One mode on both axes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    pub label: String,
+    /// Fair sequential TTFT over this mode's (cold state reads).
+    pub speedup: f64,
+    pub ttft_ms: f64,
+    /// Mean gold-answer likelihood per token relative to sequential's.
+    pub likelihood: Estimate,
+    /// "Contains the gold answer", this mode minus sequential.
+    pub contains_delta: Estimate,
+    /// No other point is at least as fast and as likely, and better in one.
+    pub on_frontier: bool,
+    /// Clears the bar for a shipped default.
+    pub meets_target: bool,
+}
+
+/// The joined figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct Frontier {
+    pub model: String,
+    pub machine: String,
+    pub threads: usize,
+    pub chunks: usize,
+    pub chunk_tokens: usize,
+    /// The quality baseline (eval) and the speed baseline (bench).
+    pub quality_baseline: String,
+    pub speed_baseline: String,
+    /// Records every point's quality figures rest on.
+    pub records: usize,
+    pub points: Vec<Point>,
+    /// Modes in only one of the two files (left out of the chart).
+    pub unmatched: Vec<String>,
+}
+
+/// Joins an `eval --json` output and a `bench ttft --json` output.
+pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| BenchError::Setup(format!("{}: {e}", p.display())))
+    };
+    let bad = |p: &Path, e: serde_json::Error| {
+        BenchError::Setup(format!(
+            "{}: not the expected JSON report: {e}",
+            p.display()
+        ))
+    };
+    let q: EvalFile = serde_json::from_str(&read(eval)?).map_err(|e| bad(eval, e))?;
+    let t: TtftFile = serde_json::from_str(&read(ttft)?).map_err(|e| bad(ttft, e))?;
+    let quality_baseline = q
+        .retention
+        .first()
+        .map(|r| r.baseline.clone())
+        .or_else(|| q.summary.first().map(|s| s.label.clone()))
+        .ok_or_else(|| BenchError::Setup(format!("{}: no modes", eval.display())))?;
+    let mut points = vec![Point {
+        label: quality_baseline.clone(),
+        speedup: 1.0,
+        // Every speedup is the baseline's TTFT over the mode's.
+        ttft_ms: t.modes.first().map_or(0.0, |m| m.speedup * m.ttft_ms),
+        likelihood: Estimate {
+            value: 1.0,
+            lo: 1.0,
+            hi: 1.0,
+        },
+        contains_delta: Estimate {
+            value: 0.0,
+            lo: 0.0,
+            hi: 0.0,
+        },
+        on_frontier: false,
+        meets_target: false,
+    }];
+    let mut unmatched = Vec::new();
+    for r in &q.retention {
+        let speed = t.modes.iter().find(|m| m.mode == r.label);
+        let contains = q
+            .paired
+            .iter()
+            .find(|p| p.a_label == r.label && p.b_label == r.baseline);
+        match (speed, contains) {
+            (Some(m), Some(c)) => points.push(Point {
+                label: r.label.clone(),
+                speedup: m.speedup,
+                ttft_ms: m.ttft_ms,
+                likelihood: r.likelihood,
+                contains_delta: c.contains,
+                on_frontier: false,
+                meets_target: false,
+            }),
+            _ => unmatched.push(r.label.clone()),
+        }
+    }
+    unmatched.extend(
+        t.modes
+            .iter()
+            .filter(|m| !q.retention.iter().any(|r| r.label == m.mode))
+            .filter(|m| m.mode != quality_baseline)
+            .map(|m| m.mode.clone()),
+    );
+    mark(&mut points);
+    Ok(Frontier {
+        model: t.model,
+        machine: t.machine,
+        threads: t.threads,
+        chunks: t.chunks,
+        chunk_tokens: t.chunk_tokens,
+        quality_baseline,
+        speed_baseline: t.baseline,
+        records: q.summary.iter().map(|s| s.records).min().unwrap_or(0),
+        points,
+        unmatched,
+    })
+}
+
+/// Marks the frontier and the points that clear the bar.
+fn mark(points: &mut [Point]) {
+    let snapshot: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| (p.speedup, p.likelihood.value))
+        .collect();
+    for (i, p) in points.iter_mut().enumerate() {
+        let (s, l) = snapshot[i];
+        p.on_frontier = !snapshot
+            .iter()
+            .enumerate()
+            .any(|(j, &(s2, l2))| j != i && s2 >= s && l2 >= l && (s2 > s || l2 > l));
+        p.meets_target = p.likelihood.value >= TARGET_RETENTION
+            && p.likelihood.lo >= TARGET_RETENTION_LOW
+            && p.contains_delta.value >= -TARGET_CONTAINS_DROP
+            && p.speedup >= TARGET_SPEEDUP;
+    }
+}
+
+/// Draws the frontier to an SVG at `path`: speedup (log) across, likelihood
+/// retention up with its interval, the target region shaded, the frontier
+/// joined by a line.
+pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
+    let err =
+        |e: &dyn std::fmt::Debug| BenchError::Setup(format!("drawing {}: {e:?}", path.display()));
+    let x_max = f.points.iter().map(|p| p.speedup).fold(30.0, f64::max) * 1.6;
+    let y_lo = f.points.iter().map(|p| p.likelihood.lo).fold(0.9, f64::min) - 0.03;
+    let y_hi = f
+        .points
+        .iter()
+        .map(|p| p.likelihood.hi)
+        .fold(1.05, f64::max)
+        + 0.03;
+    let model = Path::new(&f.model)
+        .file_name()
+        .map_or(f.model.clone(), |n| n.to_string_lossy().into_owned());
+
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let (title, body) = root.split_vertically(60);
+    title
+        .draw(&Text::new(
+            "Fast and right: answer likelihood vs time to first token",
+            (20, 8),
+            ("sans-serif", 22).into_font(),
+        ))
+        .map_err(|e| err(&e))?;
+    title
+        .draw(&Text::new(
+            format!(
+                "{model} · {} records · {} chunks × {} tokens · {} threads · vs {}",
+                f.records, f.chunks, f.chunk_tokens, f.threads, f.quality_baseline
+            ),
+            (20, 36),
+            ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
+        ))
+        .map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(18)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0.7..x_max).log_scale(), y_lo..y_hi)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("time-to-first-token speedup over fair sequential prefill (log scale)")
+        .y_desc("answer likelihood retention (95 % CI)")
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|v| format!("{v:.0}×"))
+        .y_label_formatter(&|v| format!("{v:.2}"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    // The region a shipped default must reach.
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(TARGET_SPEEDUP, TARGET_RETENTION), (x_max, y_hi)],
+            RGBColor(40, 150, 90).mix(0.12).filled(),
+        )))
+        .map_err(|e| err(&e))?;
+    let mut frontier: Vec<(f64, f64)> = f
+        .points
+        .iter()
+        .filter(|p| p.on_frontier)
+        .map(|p| (p.speedup, p.likelihood.value))
+        .collect();
+    frontier.sort_by(|a, b| a.0.total_cmp(&b.0));
+    chart
+        .draw_series(LineSeries::new(
+            frontier,
+            RGBColor(90, 120, 200).stroke_width(2),
+        ))
+        .map_err(|e| err(&e))?;
+    for p in &f.points {
+        let color = if p.meets_target {
+            RGBColor(40, 150, 90)
+        } else if p.on_frontier {
+            RGBColor(90, 120, 200)
+        } else {
+            RGBColor(150, 150, 150)
+        };
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(p.speedup, p.likelihood.lo), (p.speedup, p.likelihood.hi)],
+                color.stroke_width(1),
+            )))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (p.speedup, p.likelihood.value),
+                5,
+                color.filled(),
+            )))
+            .map_err(|e| err(&e))?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                short_label(&p.label),
+                (p.speedup * 1.04, p.likelihood.value),
+                ("sans-serif", 12).into_font(),
+            )))
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
+}
+
+/// `ape (T=0.8, S=1, re-read 1 (window 32))` → `ape re-read 1 (window 32)`:
+/// the settings every point shares left out of the chart's labels.
+fn short_label(label: &str) -> String {
+    label
+        .replace("T=0.8, S=1, ", "")
+        .replace("T=0.8, S=1", "")
+        .replace(" ()", "")
+        .replace("(, ", "(")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(label: &str, speedup: f64, l: f64, lo: f64, contains: f64) -> Point {
+        Point {
+            label: label.into(),
+            speedup,
+            ttft_ms: 0.0,
+            likelihood: Estimate {
+                value: l,
+                lo,
+                hi: l + 0.05,
+            },
+            contains_delta: Estimate {
+                value: contains,
+                lo: contains - 0.05,
+                hi: contains + 0.05,
+            },
+            on_frontier: false,
+            meets_target: false,
+        }
+    }
+
+    #[test]
+    fn the_frontier_is_the_points_nothing_beats_on_both_axes() {
+        let mut p = vec![
+            point("sequential", 1.0, 1.0, 1.0, 0.0),
+            point("slow and worse", 0.9, 0.95, 0.9, 0.0),
+            point("fast", 50.0, 0.9, 0.85, -0.1),
+            point("window", 25.0, 0.99, 0.96, -0.02),
+            point("window, less sure", 25.0, 0.99, 0.94, -0.02),
+            point("dominated", 20.0, 0.97, 0.95, 0.0),
+        ];
+        mark(&mut p);
+        let on: Vec<&str> = p
+            .iter()
+            .filter(|p| p.on_frontier)
+            .map(|p| p.label.as_str())
+            .collect();
+        assert_eq!(on, ["sequential", "fast", "window", "window, less sure"]);
+        let meets: Vec<&str> = p
+            .iter()
+            .filter(|p| p.meets_target)
+            .map(|p| p.label.as_str())
+            .collect();
+        assert_eq!(
+            meets,
+            ["window"],
+            "the interval's low end and contains count"
+        );
+    }
+
+    #[test]
+    fn labels_join_the_two_reports_and_the_chart_is_drawn() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let est = |v: f64| serde_json::json!({"value": v, "lo": v - 0.04, "hi": v + 0.04});
+        let eval = serde_json::json!({
+            "summary": [{"label": "sequential", "records": 300}, {"label": "ape (T=0.8, S=1)", "records": 300}],
+            "paired": [{"a_label": "ape (T=0.8, S=1)", "b_label": "sequential", "contains": est(-0.1)}],
+            "retention": [
+                {"label": "ape (T=0.8, S=1)", "baseline": "sequential", "likelihood": est(0.9)},
+                {"label": "pcw", "baseline": "sequential", "likelihood": est(0.8)}
+            ]
+        });
+        let ttft = serde_json::json!({
+            "model": "/m/qwen.gguf", "machine": "cpu", "threads": 2, "chunks": 10,
+            "chunk_tokens": 256, "baseline": "sequential (flash attention on)",
+            "modes": [
+                {"mode": "sequential", "ttft_ms": 40000.0, "speedup": 1.0},
+                {"mode": "ape (T=0.8, S=1)", "ttft_ms": 800.0, "speedup": 50.0},
+                {"mode": "parallel", "ttft_ms": 790.0, "speedup": 50.6}
+            ]
+        });
+        let (e, t, svg) = (
+            dir.path().join("e.json"),
+            dir.path().join("t.json"),
+            dir.path().join("f.svg"),
+        );
+        std::fs::write(&e, eval.to_string()).expect("write");
+        std::fs::write(&t, ttft.to_string()).expect("write");
+        let f = join(&e, &t).expect("join");
+        assert_eq!(f.points.len(), 2);
+        assert_eq!(
+            (f.points[1].speedup, f.points[1].likelihood.value),
+            (50.0, 0.9)
+        );
+        assert_eq!(f.points[0].ttft_ms, 40000.0);
+        assert_eq!(f.unmatched, ["pcw", "parallel"]);
+        assert_eq!(f.records, 300);
+        chart(&f, &svg).expect("chart");
+        let text = std::fs::read_to_string(&svg).expect("svg");
+        assert!(text.contains("<svg") && text.contains("ape"), "{text}");
+        std::fs::write(&t, "{}").expect("write");
+        let e = join(&e, &t).expect_err("not a ttft report").to_string();
+        assert!(e.contains("t.json"), "{e}");
+    }
+}
