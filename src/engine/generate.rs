@@ -620,7 +620,7 @@ impl Utf8Stream {
 
 #[cfg(test)]
 mod tests {
-    use super::{ApeParams, Mode, StopScanner, Utf8Stream};
+    use super::{best_window, ApeParams, Mode, StopScanner, TokenId, Utf8Stream};
 
     #[test]
     fn mode_names_parse_in_one_place_with_ape_settings_filled_in() {
