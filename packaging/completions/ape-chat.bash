@@ -61,6 +61,9 @@ _ape__chat() {
             ape__chat__subcmd__bench,follow-ups)
                 cmd="ape__chat__subcmd__bench__subcmd__follow__subcmd__ups"
                 ;;
+            ape__chat__subcmd__bench,frontier)
+                cmd="ape__chat__subcmd__bench__subcmd__frontier"
+                ;;
             ape__chat__subcmd__bench,help)
                 cmd="ape__chat__subcmd__bench__subcmd__help"
                 ;;
@@ -81,6 +84,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__bench__subcmd__help,follow-ups)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__follow__subcmd__ups"
+                ;;
+            ape__chat__subcmd__bench__subcmd__help,frontier)
+                cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__frontier"
                 ;;
             ape__chat__subcmd__bench__subcmd__help,help)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__help"
@@ -163,6 +169,9 @@ _ape__chat() {
             ape__chat__subcmd__help__subcmd__bench,follow-ups)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__follow__subcmd__ups"
                 ;;
+            ape__chat__subcmd__help__subcmd__bench,frontier)
+                cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__frontier"
+                ;;
             ape__chat__subcmd__help__subcmd__bench,retrieval)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__retrieval"
                 ;;
@@ -188,7 +197,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -215,6 +224,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -302,7 +315,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench)
-            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval first-answer follow-ups compete help"
+            opts="-h --model --threads --kv-type --gpu-layers --help ttft suite retrieval first-answer follow-ups frontier compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -362,7 +375,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -432,6 +445,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --reread-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -480,7 +497,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -546,6 +563,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --reread-window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -593,8 +614,50 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__frontier)
+            opts="-h --eval --ttft --svg --json --model --threads --kv-type --gpu-layers --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --eval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ttft)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --svg)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help)
-            opts="ttft suite retrieval first-answer follow-ups compete help"
+            opts="ttft suite retrieval first-answer follow-ups frontier compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -636,6 +699,20 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__follow__subcmd__ups)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__frontier)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -784,7 +861,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -823,6 +900,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -886,7 +967,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --focus --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --focus --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -917,6 +998,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1238,7 +1323,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__convert)
-            opts="-h --from --squad --out --contexts --unanswerable --seed --limit --exclude --articles --model --threads --kv-type --gpu-layers --help"
+            opts="-h --from --squad --out --contexts --unanswerable --seed --limit --exclude --articles --interleave --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1334,7 +1419,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1381,6 +1466,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1434,7 +1523,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench)
-            opts="ttft suite retrieval first-answer follow-ups compete"
+            opts="ttft suite retrieval first-answer follow-ups frontier compete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1476,6 +1565,20 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__follow__subcmd__ups)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__frontier)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1820,7 +1923,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
+            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1903,6 +2006,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --reread)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
