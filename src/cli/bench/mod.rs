@@ -85,8 +85,7 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// The modes benchmarks compare: sequential first (the speedups are over
-/// it), the paper's ablation, `balanced` (APE re-reading the best chunk)
-/// and re-reads of its best window.
+/// it), the paper's ablation, and `balanced` (APE re-reading the best chunk).
 fn bench_modes(ape: ApeParams) -> Vec<Mode> {
     let plain = ApeParams {
         reread: 0,
@@ -102,16 +101,23 @@ fn bench_modes(ape: ApeParams) -> Vec<Mode> {
             reread: crate::answer::Quality::BALANCED_REREAD,
             ..plain
         }),
-        // The windowed re-read's frontier points (`ape:reread=1:window=N`).
-        Mode::Ape(ApeParams {
-            reread: 1,
-            window: 32,
-            ..plain
-        }),
-        Mode::Ape(ApeParams {
-            reread: 1,
-            window: 64,
-            ..plain
-        }),
     ]
+}
+
+/// [`bench_modes`] and the windowed re-reads (`ape:reread=1:window=N`):
+/// what `bench ttft` times, the speed axis of `bench frontier`.
+fn frontier_modes(ape: ApeParams) -> Vec<Mode> {
+    let plain = ApeParams {
+        reread: 0,
+        focus: 0,
+        ..ape
+    };
+    let windows = [32, 48, 64].map(|window| {
+        Mode::Ape(ApeParams {
+            reread: 1,
+            window,
+            ..plain
+        })
+    });
+    bench_modes(ape).into_iter().chain(windows).collect()
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::bench_modes;
+use super::frontier_modes;
 use crate::bench::ttft::{ttft, TtftOptions, TtftReport};
 use crate::bench::ModeFigures;
 use crate::cli::style::{bold, dim};
@@ -47,7 +47,7 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
         chunk_tokens: args.chunk_tokens,
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
-        modes: bench_modes(args.ape.params()?),
+        modes: frontier_modes(args.ape.params()?),
         under_load: args.under_load,
         flash_baseline: !args.no_flash_baseline,
     };
