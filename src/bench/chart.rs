@@ -44,30 +44,15 @@ pub fn ttft_chart(report: &SuiteReport, path: &Path) -> Result<(), BenchError> {
     let x_max = all().map(|p| p.0).fold(1.0, f64::max) * 1.08;
     let y_min = all().map(|p| p.1).fold(f64::INFINITY, f64::min).min(1e6) / 2.0;
     let y_max = all().map(|p| p.1).fold(1.0, f64::max) * 2.0;
-    let model = Path::new(&report.model)
-        .file_name()
-        .map_or(report.model.clone(), |f| f.to_string_lossy().into_owned());
-
+    let subtitle = format!(
+        "{} · {} · {} tokens per chunk",
+        file_name(&report.model),
+        report.machine,
+        report.chunk_tokens
+    );
     let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let (title, body) = root.split_vertically(56);
-    title
-        .draw(&Text::new(
-            "Time to first token vs retrieved chunks",
-            (20, 8),
-            ("sans-serif", 22).into_font(),
-        ))
-        .map_err(|e| err(&e))?;
-    title
-        .draw(&Text::new(
-            format!(
-                "{model} · {} · {} tokens per chunk",
-                report.machine, report.chunk_tokens
-            ),
-            (20, 34),
-            ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
-        ))
-        .map_err(|e| err(&e))?;
+    let body =
+        titled(&root, "Time to first token vs retrieved chunks", &subtitle).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&body)
         .margin(16)
         .x_label_area_size(44)
@@ -105,4 +90,34 @@ pub fn ttft_chart(report: &SuiteReport, path: &Path) -> Result<(), BenchError> {
         .map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// The file name of a model path, for a chart's subtitle.
+pub fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |f| f.to_string_lossy().into_owned())
+}
+
+/// Fills `root` white, writes a title and a grey subtitle across its top,
+/// and returns the area below them for the chart.
+pub fn titled<'a>(
+    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    title: &str,
+    subtitle: &str,
+) -> Result<DrawingArea<SVGBackend<'a>, plotters::coord::Shift>, DrawingAreaErrorKind<std::io::Error>>
+{
+    root.fill(&WHITE)?;
+    let (top, body) = root.split_vertically(58);
+    top.draw(&Text::new(
+        title.to_string(),
+        (20, 8),
+        ("sans-serif", 22).into_font(),
+    ))?;
+    top.draw(&Text::new(
+        subtitle.to_string(),
+        (20, 35),
+        ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
+    ))?;
+    Ok(body)
 }

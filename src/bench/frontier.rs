@@ -213,30 +213,22 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
         .map(|p| p.likelihood.hi)
         .fold(1.05, f64::max)
         + 0.03;
-    let model = Path::new(&f.model)
-        .file_name()
-        .map_or(f.model.clone(), |n| n.to_string_lossy().into_owned());
-
+    let subtitle = format!(
+        "{} · {} records · {} chunks × {} tokens · {} threads · vs {}",
+        super::chart::file_name(&f.model),
+        f.records,
+        f.chunks,
+        f.chunk_tokens,
+        f.threads,
+        f.quality_baseline
+    );
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let (title, body) = root.split_vertically(60);
-    title
-        .draw(&Text::new(
-            "Fast and right: answer likelihood vs time to first token",
-            (20, 8),
-            ("sans-serif", 22).into_font(),
-        ))
-        .map_err(|e| err(&e))?;
-    title
-        .draw(&Text::new(
-            format!(
-                "{model} · {} records · {} chunks × {} tokens · {} threads · vs {}",
-                f.records, f.chunks, f.chunk_tokens, f.threads, f.quality_baseline
-            ),
-            (20, 36),
-            ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
-        ))
-        .map_err(|e| err(&e))?;
+    let body = super::chart::titled(
+        &root,
+        "Fast and right: answer likelihood vs time to first token",
+        &subtitle,
+    )
+    .map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&body)
         .margin(18)
         .x_label_area_size(44)
