@@ -347,20 +347,16 @@ fn fit(
     let positions = fixed
         + match mode {
             Mode::Sequential | Mode::SequentialStored => lengths.sum(),
-            Mode::Ape(p) if p.reread > 0 && p.window > 0 => {
-                let l: Vec<usize> = lengths.collect();
-                let windows: usize = l
-                    .iter()
-                    .take(p.reread as usize)
-                    .map(|&n| n.min(p.window as usize))
-                    .sum();
-                windows + l.into_iter().max().unwrap_or(0)
-            }
+            // Re-read tokens follow the block: whole chunks leave it, a
+            // window's chunk stays in it.
             Mode::Ape(p) if p.reread > 0 => {
                 let mut l: Vec<usize> = lengths.collect();
-                let reread: usize = l.iter().take(p.reread as usize).sum();
-                l.drain(..(p.reread as usize).min(l.len()));
-                reread + l.into_iter().max().unwrap_or(0)
+                let k = (p.reread as usize).min(l.len());
+                let read: usize = match p.window as usize {
+                    0 => l.drain(..k).sum(),
+                    w => l[..k].iter().map(|&n| n.min(w)).sum(),
+                };
+                read + l.into_iter().max().unwrap_or(0)
             }
             _ => lengths.max().unwrap_or(0),
         };
@@ -470,6 +466,16 @@ mod tests {
             ..ApeParams::default()
         };
         assert!(run(Mode::Ape(reread)).is_empty());
+        // A 100-token window: 100 + 100 re-read + 300 still in the block.
+        let window = Mode::Ape(ApeParams {
+            window: 100,
+            ..reread
+        });
+        assert!(fit(&mut hits(&[300, 200, 100]), 10_000, 500, window, 100).is_empty());
+        assert_eq!(
+            fit(&mut hits(&[300, 200, 100]), 10_000, 499, window, 100),
+            ["the answer reaches position 500, past the 499 the model was trained on: it may degrade"]
+        );
         // Sequential: 100 + 600 + ... = 700 is fine, one more chunk is not.
         assert!(run(Mode::Sequential).is_empty());
         let notes = fit(

@@ -125,16 +125,8 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
         speedup: 1.0,
         // Every speedup is the baseline's TTFT over the mode's.
         ttft_ms: t.modes.first().map_or(0.0, |m| m.speedup * m.ttft_ms),
-        likelihood: Estimate {
-            value: 1.0,
-            lo: 1.0,
-            hi: 1.0,
-        },
-        contains_delta: Estimate {
-            value: 0.0,
-            lo: 0.0,
-            hi: 0.0,
-        },
+        likelihood: Estimate::exact(1.0),
+        contains_delta: Estimate::exact(0.0),
         on_frontier: false,
         meets_target: false,
     }];
@@ -297,14 +289,21 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// `ape (T=0.8, S=1, re-read 1 (window 32))` → `ape re-read 1 (window 32)`:
-/// the settings every point shares left out of the chart's labels.
+/// `ape (T=0.8, S=1, re-read 1 (window 32))` → `ape (re-read 1 (window
+/// 32))`: T and S, which every APE point of a run shares (the subtitle's
+/// model settings), left out of the chart's labels.
 fn short_label(label: &str) -> String {
-    label
-        .replace("T=0.8, S=1, ", "")
-        .replace("T=0.8, S=1", "")
-        .replace(" ()", "")
-        .replace("(, ", "(")
+    let Some((head, tail)) = label.split_once(" (T=") else {
+        return label.to_string();
+    };
+    let Some((_, after_s)) = tail.split_once(", S=") else {
+        return label.to_string();
+    };
+    let rest = after_s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match rest.strip_prefix(", ") {
+        Some(refinements) => format!("{head} ({refinements}"),
+        None => head.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -358,6 +357,17 @@ mod tests {
             ["window"],
             "the interval's low end and contains count"
         );
+    }
+
+    #[test]
+    fn chart_labels_leave_out_t_and_s_whatever_they_are() {
+        assert_eq!(
+            short_label("ape (T=0.8, S=1, re-read 1 (window 32))"),
+            "ape (re-read 1 (window 32))"
+        );
+        assert_eq!(short_label("ape (T=0.9, S=0.9)"), "ape");
+        assert_eq!(short_label("ape (T=1, S=1.086, focus 3)"), "ape (focus 3)");
+        assert_eq!(short_label("sequential"), "sequential");
     }
 
     #[test]

@@ -320,7 +320,10 @@ pub fn prefill(
         _ => None,
     })?;
     // Re-read chunks (or their best windows), best last: nearest the question.
-    let all: Vec<&[TokenId]> = ctx.chunks.iter().map(|c| c.tokens.as_slice()).collect();
+    let all: Vec<&[TokenId]> = match window {
+        0 => Vec::new(),
+        _ => ctx.chunks.iter().map(|c| c.tokens.as_slice()).collect(),
+    };
     for &i in reread.iter().rev() {
         let tokens = &ctx.chunks[i].tokens;
         let read = match window {
@@ -360,30 +363,32 @@ pub fn best_window(
         let df = chunks.iter().filter(|c| c.contains(t)).count() as f64;
         *idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
     }
-    // Sliding counts of each question token inside the window.
+    // Slide the window one token at a time: a question token adds its
+    // weight when its first copy enters, loses it when its last copy
+    // leaves; `scores[s]` is the window starting at `s`.
     let mut inside: std::collections::HashMap<TokenId, usize> = Default::default();
     let mut score = 0.0;
-    let add = |t: TokenId, inside: &mut std::collections::HashMap<TokenId, usize>, d: i64| {
-        let Some(&idf) = weight.get(&t) else {
-            return 0.0;
-        };
-        let c = inside.entry(t).or_insert(0);
-        let before = *c;
-        *c = (*c as i64 + d) as usize;
-        match (before, *c) {
-            (0, 1) => idf,
-            (1, 0) => -idf,
-            _ => 0.0,
+    let mut scores = Vec::with_capacity(tokens.len() - w + 1);
+    for (end, &t) in tokens.iter().enumerate() {
+        if let Some(idf) = weight.get(&t) {
+            let c = inside.entry(t).or_insert(0);
+            *c += 1;
+            if *c == 1 {
+                score += idf;
+            }
         }
-    };
-    for &t in &tokens[..w] {
-        score += add(t, &mut inside, 1);
-    }
-    let mut scores = vec![score];
-    for s in 1..=tokens.len() - w {
-        score += add(tokens[s - 1], &mut inside, -1);
-        score += add(tokens[s + w - 1], &mut inside, 1);
-        scores.push(score);
+        if end >= w {
+            let out = tokens[end - w];
+            if let (Some(idf), Some(c)) = (weight.get(&out), inside.get_mut(&out)) {
+                *c -= 1;
+                if *c == 0 {
+                    score -= idf;
+                }
+            }
+        }
+        if end + 1 >= w {
+            scores.push(score);
+        }
     }
     let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let close = |x: f64| (x - best).abs() <= 1e-9;

@@ -46,6 +46,15 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// A value known exactly (a baseline against itself).
+    pub fn exact(value: f64) -> Self {
+        Self {
+            value,
+            lo: value,
+            hi: value,
+        }
+    }
+
     /// Where the interval lies relative to `reference` (0 for differences,
     /// 1 for ratios): the basis of "significantly better/worse".
     pub fn side_of(&self, reference: f64) -> std::cmp::Ordering {
