@@ -10,13 +10,16 @@
 //! prefilled with it, newest kept within [`HISTORY_TOKENS`]:
 //! `prefix · chunks · Question₁ · answer₁ · … · question`.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use crate::engine::generate::Context;
-use crate::engine::{generate, ApeParams, ChunkState, GenerateOptions, Generated, Mode};
+use crate::engine::{
+    generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode,
+};
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
-use crate::index::{FolderIndex, Hit, IndexError, Retrieval};
+use crate::index::{FolderIndex, Hit, IndexError, Retrieval, TopK};
 use crate::states::{StateReads, States};
 
 /// Speed against faithfulness to sequential prefill, as a user chooses it.
@@ -113,9 +116,13 @@ fn recent_within(
 }
 
 /// How to answer: retrieval, mode and decoding.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct AskOptions {
-    pub top_k: usize,
+    /// How many of the best chunks are read (every one under `all`).
+    pub top_k: TopK,
+    /// Files (relative to the folder) read whole, in document order, besides
+    /// the `top_k` best chunks of the rest.
+    pub files: Vec<String>,
     pub retrieval: Retrieval,
     pub mode: Mode,
     pub generate: GenerateOptions,
@@ -126,7 +133,8 @@ impl Default for AskOptions {
     /// default settings, default decoding.
     fn default() -> Self {
         Self {
-            top_k: 5,
+            top_k: TopK::default(),
+            files: Vec::new(),
             retrieval: Retrieval::default(),
             mode: Quality::default().mode(ApeParams::default(), false),
             generate: GenerateOptions::default(),
@@ -160,8 +168,14 @@ pub struct Answer {
     /// encoded), prefill.
     pub ttft: Duration,
     /// Tokens the answer was conditioned on: prefix, chunks, earlier turns
-    /// and the question.
+    /// and the question (past the model's window when chunks share
+    /// positions).
     pub prompt_tokens: usize,
+    /// The highest position any token of the answer's context took: below
+    /// [`Self::window`], whatever was read.
+    pub max_position: usize,
+    /// The positions the model was trained on (0: unknown).
+    pub window: usize,
     /// Earlier turns of the conversation in the prompt (the newest that
     /// fit [`HISTORY_TOKENS`]).
     pub turns_kept: usize,
@@ -186,13 +200,19 @@ pub fn ask(
     let t0 = Instant::now();
     let mut notes = Vec::new();
     let context = retrieval_context(history);
-    let mut hits = index.search_in_conversation(
+    let hits = index.select(
         embedder,
         question,
         context.as_deref(),
         options.top_k,
+        &options.files,
         options.retrieval,
     )?;
+    let pinned = options
+        .files
+        .iter()
+        .map(|f| index.relative(f))
+        .collect::<Result<Vec<_>, _>>()?;
     let retrieval = t0.elapsed();
     let engine = states.engine;
     let bare = states.layout.conversation(engine, &[], "").len();
@@ -230,12 +250,15 @@ pub fn ask(
         }
         decoding.attribution = false;
     }
-    // A context sized to what was retrieved (within what the model was
-    // trained on); chunks that still do not fit are left out.
-    let fixed = states.prefix.tokens().len() + q.len() + decoding.max_tokens;
-    let mut session = states.engine.session_for(cells(fixed, &hits))?;
-    let trained = info.n_ctx_train as usize;
-    notes.extend(fit(&mut hits, session.capacity(), trained, mode, fixed));
+    // Positions stay inside the model's window; cells are limited by
+    // memory alone, checked before any state is read.
+    let window = info.n_ctx_train as usize;
+    let lengths: Vec<usize> = hits.iter().map(|(_, c)| c.tokens).collect();
+    let fixed = states.prefix.tokens().len() + q.len();
+    let planned = plan(&lengths, fixed, decoding.max_tokens, window, mode)?;
+    notes.extend(planned.notes.iter().cloned());
+    decoding.max_tokens = planned.max_tokens;
+    let mut session = states.engine.session_for(planned.cells)?;
 
     let t1 = Instant::now();
     let (mut chunk_states, mut kept) = (Vec::new(), Vec::new());
@@ -269,10 +292,48 @@ pub fn ask(
         });
         kept.push((hit, chunk));
     }
+    let mut ranking = reading_ranking(mode, &kept, &pinned);
+    if let Some(budget) = planned.sequential_tokens {
+        // Sequential cannot read past its window: the middle of what it
+        // would read goes, as LongBench truncates.
+        let order: Vec<usize> = ranking.iter().rev().copied().collect();
+        let lengths: Vec<usize> = order
+            .iter()
+            .map(|&i| chunk_states[i].tokens().len())
+            .collect();
+        let cuts = middle_cut(&lengths, budget);
+        let mut keep = vec![true; kept.len()];
+        for (&i, ranges) in order.iter().zip(&cuts) {
+            let tokens: Vec<_> = ranges
+                .iter()
+                .flat_map(|r| chunk_states[i].tokens()[r.clone()].iter().copied())
+                .collect();
+            keep[i] = !tokens.is_empty();
+            chunk_states[i] = ChunkState::tokens_only(tokens);
+        }
+        (chunk_states, kept) = chunk_states
+            .into_iter()
+            .zip(kept)
+            .zip(keep)
+            .filter_map(|(pair, keep)| keep.then_some(pair))
+            .unzip();
+        ranking = reading_ranking(mode, &kept, &pinned);
+    }
     let state_prep = t1.elapsed();
+    if let Mode::Ape(p) = mode {
+        let whole = if p.window == 0 { p.reread as usize } else { 0 };
+        let block = chunk_states.len().saturating_sub(whole);
+        let wide = p.for_chunks(block);
+        if wide.scale != p.scale {
+            notes.push(format!(
+                "APE's S = {} applied as {:.2} over {block} chunks (S is calibrated on {}: the block weighs what that many did)",
+                crate::numfmt::decimal(p.scale),
+                wide.scale,
+                ApeParams::CALIBRATED_CHUNKS
+            ));
+        }
+    }
     let refs: Vec<&ChunkState> = chunk_states.iter().collect();
-    // Hits come best first; sequential (`exact`) reads them best last.
-    let ranking: Vec<usize> = (0..refs.len()).collect();
     let ctx = Context {
         prefix: &states.prefix,
         chunks: &refs,
@@ -283,6 +344,7 @@ pub fn ask(
         + refs.iter().map(|c| c.tokens().len()).sum::<usize>()
         + q.len();
     let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
+    let max_position = session.position().saturating_sub(1);
     let ttft = retrieval + state_prep + generated.ttft;
     let hits = kept;
     let shares = generated.attention_shares.clone().unwrap_or_default();
@@ -308,64 +370,154 @@ pub fn ask(
         states: reads,
         ttft,
         prompt_tokens,
+        max_position,
+        window,
         turns_kept: earlier.len(),
         notes,
     })
 }
 
-/// KV cells an answer over `hits` needs: `fixed` (prefix, question,
-/// longest answer) and every chunk's tokens.
-fn cells(fixed: usize, hits: &[(Hit, ChunkRecord)]) -> usize {
-    fixed + hits.iter().map(|(_, c)| c.tokens).sum::<usize>()
+/// The chunks of `kept` (best first) best first for `mode`: as retrieved
+/// for the cached modes (what a re-read picks from); for sequential prefill,
+/// which reads the ranking backwards (best last), the retrieved chunks,
+/// then the `pinned` files' chunks last to first, so that it reads those
+/// files whole, in document order, before the retrieved chunks.
+fn reading_ranking(mode: Mode, kept: &[(Hit, ChunkRecord)], pinned: &[String]) -> Vec<usize> {
+    let file_of = |c: &ChunkRecord| pinned.iter().position(|p| *p == c.path);
+    if mode != Mode::Sequential || pinned.is_empty() {
+        return (0..kept.len()).collect();
+    }
+    let mut rest: Vec<usize> = (0..kept.len())
+        .filter(|&i| file_of(&kept[i].1).is_none())
+        .collect();
+    let mut whole: Vec<usize> = (0..kept.len())
+        .filter(|&i| file_of(&kept[i].1).is_some())
+        .collect();
+    whole.sort_by_key(|&i| (file_of(&kept[i].1), kept[i].1.lines.0));
+    rest.extend(whole.into_iter().rev());
+    rest
 }
 
-/// Drops the lowest-ranked chunks until `fixed` cells (prefix, question,
-/// longest answer) and the chunks fit `capacity` cells; returns what the user
-/// should know: chunks left out, positions past the model's `trained`
-/// context (0: unknown).
-fn fit(
-    hits: &mut Vec<(Hit, ChunkRecord)>,
-    capacity: usize,
-    trained: usize,
-    mode: Mode,
-    fixed: usize,
-) -> Vec<String> {
-    let mut notes = Vec::new();
-    let before = hits.len();
-    while hits.len() > 1 && cells(fixed, hits) > capacity {
-        hits.pop();
+/// The token ranges of each chunk (of `lengths`, in reading order) that
+/// are kept when at most `budget` tokens fit: the first half and the last
+/// half of their concatenation (the middle goes).
+fn middle_cut(lengths: &[usize], budget: usize) -> Vec<Vec<Range<usize>>> {
+    let total: usize = lengths.iter().sum();
+    if total <= budget {
+        return lengths
+            .iter()
+            .map(|&n| std::iter::once(0..n).collect())
+            .collect();
     }
-    if hits.len() < before {
-        notes.push(format!(
-            "{} of {} retrieved chunks left out to fit the context ({capacity} cells)",
-            before - hits.len(),
-            before,
-        ));
-    }
-    // Cached modes share positions; sequential and re-read chunks add up.
-    let lengths = hits.iter().map(|(_, c)| c.tokens);
-    let positions = fixed
-        + match mode {
-            Mode::Sequential | Mode::SequentialStored => lengths.sum(),
-            // Re-read tokens follow the block: whole chunks leave it, a
-            // window's chunk stays in it.
-            Mode::Ape(p) if p.reread > 0 => {
-                let mut l: Vec<usize> = lengths.collect();
-                let k = (p.reread as usize).min(l.len());
-                let read: usize = match p.window as usize {
-                    0 => l.drain(..k).sum(),
-                    w => l[..k].iter().map(|&n| n.min(w)).sum(),
-                };
-                read + l.into_iter().max().unwrap_or(0)
+    let head = budget.div_ceil(2);
+    let tail_from = total - (budget - head);
+    let mut at = 0;
+    lengths
+        .iter()
+        .map(|&n| {
+            let (start, end) = (at, at + n);
+            at = end;
+            let mut kept = Vec::new();
+            if start < head {
+                kept.push(0..head.min(end) - start);
             }
-            _ => lengths.max().unwrap_or(0),
-        };
-    if trained > 0 && positions > trained {
+            if end > tail_from {
+                let from = tail_from.max(start) - start;
+                match kept.last_mut() {
+                    Some(r) if r.end >= from => r.end = n,
+                    _ => kept.push(from..n),
+                }
+            }
+            kept
+        })
+        .collect()
+}
+
+/// How an answer over chunks fits the model.
+#[derive(Debug, PartialEq)]
+struct Plan {
+    /// KV cells its context needs: prefix, chunks, re-read windows,
+    /// question, answer.
+    cells: usize,
+    /// The longest answer that keeps every position inside the window.
+    max_tokens: usize,
+    /// Sequential prefill: the chunk tokens it may read (`None`: all).
+    sequential_tokens: Option<usize>,
+    /// What the user should know: the middle left out, a shortened answer.
+    notes: Vec<String>,
+}
+
+/// Plans an answer over chunks of `lengths` tokens (best first) after
+/// `fixed` tokens (prefix, question), with answers of up to `max_tokens`,
+/// for a model trained on `window` positions (0: unknown). Chunks that share
+/// positions (cached modes) read past the window, limited by memory alone;
+/// sequential prefill reads what fits the window, its middle cut out. An
+/// error when not even the question fits.
+fn plan(
+    lengths: &[usize],
+    fixed: usize,
+    max_tokens: usize,
+    window: usize,
+    mode: Mode,
+) -> Result<Plan, EngineError> {
+    let window = if window == 0 { usize::MAX } else { window };
+    let total: usize = lengths.iter().sum();
+    let mut notes = Vec::new();
+    let past = |positions| EngineError::PastWindow { positions, window };
+    if matches!(mode, Mode::Sequential | Mode::SequentialStored) {
+        let room = window
+            .checked_sub(fixed + max_tokens.min(window / 4))
+            .ok_or(past(fixed))?;
+        let read = total.min(room);
+        if read < total {
+            notes.push(format!(
+                "sequential prefill read {read} of {total} chunk tokens: the middle {} were left out to fit the model's {window}-position window (fast and balanced read them all)",
+                total - read
+            ));
+        }
+        let max_tokens = max_tokens.min(window - fixed - read);
+        return Ok(Plan {
+            cells: fixed + read + max_tokens,
+            max_tokens,
+            sequential_tokens: (read < total).then_some(read),
+            notes,
+        });
+    }
+    // Cached modes share positions; re-read tokens follow the block: whole
+    // chunks leave it, a window's chunk stays in it.
+    let longest = |l: &[usize]| l.iter().copied().max().unwrap_or(0);
+    let (span, extra_cells) = match mode {
+        Mode::Ape(p) if p.reread > 0 => {
+            let k = (p.reread as usize).min(lengths.len());
+            match p.window as usize {
+                0 => (
+                    lengths[..k].iter().sum::<usize>() + longest(&lengths[k..]),
+                    0,
+                ),
+                w => {
+                    let read: usize = lengths[..k].iter().map(|&n| n.min(w)).sum();
+                    (read + longest(lengths), read)
+                }
+            }
+        }
+        _ => (longest(lengths), 0),
+    };
+    let answer_at = fixed + span;
+    if answer_at >= window {
+        return Err(past(answer_at));
+    }
+    let fits = max_tokens.min(window - answer_at);
+    if fits < max_tokens {
         notes.push(format!(
-            "the answer reaches position {positions}, past the {trained} the model was trained on: it may degrade"
+            "the answer may run to {fits} tokens, not {max_tokens}, to stay inside the model's {window}-position window"
         ));
     }
-    notes
+    Ok(Plan {
+        cells: fixed + total + extra_cells + fits,
+        max_tokens: fits,
+        sequential_tokens: None,
+        notes,
+    })
 }
 
 #[cfg(test)]
@@ -438,56 +590,111 @@ mod tests {
     }
 
     #[test]
-    fn the_lowest_ranked_chunks_make_room_and_the_user_is_told() {
-        let mut h = hits(&[400, 400, 400, 400]);
-        let notes = fit(&mut h, 1000, 0, Mode::Parallel, 100);
-        let kept: Vec<u64> = h.iter().map(|(hit, _)| hit.id).collect();
-        assert_eq!(kept, [0, 1], "the best two fit: 100 + 2 × 400 ≤ 1000");
-        assert_eq!(
-            notes,
-            ["2 of 4 retrieved chunks left out to fit the context (1000 cells)"]
-        );
-        // The best chunk is kept even when it alone does not fit.
-        let mut h = hits(&[5000, 10]);
-        fit(&mut h, 1000, 0, Mode::Parallel, 100);
-        assert_eq!(h.len(), 1);
-        assert_eq!(h[0].0.id, 0);
-    }
-
-    #[test]
-    fn positions_past_the_trained_context_are_flagged_per_mode() {
-        let run = |mode| fit(&mut hits(&[300, 200, 100]), 10_000, 700, mode, 100);
-        // Shared positions: 100 + 300.
-        assert!(run(Mode::Parallel).is_empty());
-        assert!(run(Mode::Ape(ApeParams::default())).is_empty());
-        // Re-read: 100 + 300 re-read + 200 in parallel = 600.
+    fn cached_modes_read_past_the_window_on_shared_positions() {
+        // 40 chunks of 300 tokens: 12,000 tokens, a 4,096-position model.
+        let lengths = vec![300; 40];
+        let p = plan(&lengths, 100, 256, 4096, Mode::Ape(ApeParams::default())).expect("fits");
+        assert_eq!(p.cells, 100 + 12_000 + 256, "every chunk gets its cells");
+        assert_eq!((p.max_tokens, p.sequential_tokens), (256, None));
+        assert!(p.notes.is_empty());
+        // Re-read whole: 300 re-read + 300 in the block; a 100-token window
+        // re-reads 100 and adds its cells.
         let reread = ApeParams {
             reread: 1,
             ..ApeParams::default()
         };
-        assert!(run(Mode::Ape(reread)).is_empty());
-        // A 100-token window: 100 + 100 re-read + 300 still in the block.
-        let window = Mode::Ape(ApeParams {
+        let p = plan(&[300, 200, 100], 100, 50, 700, Mode::Ape(reread)).expect("fits");
+        assert_eq!((p.cells, p.max_tokens), (100 + 600 + 50, 50));
+        let window = ApeParams {
             window: 100,
             ..reread
-        });
-        assert!(fit(&mut hits(&[300, 200, 100]), 10_000, 500, window, 100).is_empty());
+        };
+        let p = plan(&[300, 200, 100], 100, 50, 700, Mode::Ape(window)).expect("fits");
+        assert_eq!(p.cells, 100 + 600 + 100 + 50);
+        // The answer stops at the window: 100 + 300 + 200 = 600 of 650.
+        let p = plan(&[300, 200, 100], 100, 256, 650, Mode::Ape(reread)).expect("fits");
+        assert_eq!(p.max_tokens, 50);
         assert_eq!(
-            fit(&mut hits(&[300, 200, 100]), 10_000, 499, window, 100),
-            ["the answer reaches position 500, past the 499 the model was trained on: it may degrade"]
+            p.notes,
+            ["the answer may run to 50 tokens, not 256, to stay inside the model's 650-position window"]
         );
-        // Sequential: 100 + 600 + ... = 700 is fine, one more chunk is not.
-        assert!(run(Mode::Sequential).is_empty());
-        let notes = fit(
-            &mut hits(&[300, 200, 101]),
-            10_000,
-            700,
-            Mode::Sequential,
-            100,
+        // Not even the question fits: an error, not a silent overflow.
+        let e = plan(&[300], 500, 10, 800, Mode::Parallel).expect_err("past");
+        assert!(
+            matches!(
+                e,
+                EngineError::PastWindow {
+                    positions: 800,
+                    window: 800
+                }
+            ),
+            "{e}"
         );
+        // Unknown window: no limit.
+        assert!(plan(&lengths, 100, 256, 0, Mode::Parallel).is_ok());
+    }
+
+    #[test]
+    fn sequential_reads_what_fits_the_window_and_says_the_middle_went() {
+        let lengths = vec![300; 40];
+        let p = plan(&lengths, 100, 256, 4096, Mode::Sequential).expect("fits");
+        // 4096 − 100 − 256 = 3740 chunk tokens, then the answer.
+        assert_eq!(p.sequential_tokens, Some(3740));
+        assert_eq!(p.cells, 4096);
+        assert!(
+            p.notes[0].starts_with("sequential prefill read 3740 of 12000 chunk tokens"),
+            "{:?}",
+            p.notes
+        );
+        // Everything fits: nothing cut, nothing said.
+        let p = plan(&[300, 300], 100, 256, 4096, Mode::Sequential).expect("fits");
+        assert_eq!((p.sequential_tokens, p.cells), (None, 100 + 600 + 256));
+        assert!(p.notes.is_empty());
+    }
+
+    #[test]
+    fn the_middle_cut_keeps_both_ends_of_the_reading() {
+        let all = |c: &[Vec<Range<usize>>]| {
+            c.iter()
+                .map(|r| r.iter().map(|r| r.len()).sum::<usize>())
+                .sum::<usize>()
+        };
+        // 4 chunks of 10, 20 kept: the first 10 and the last 10.
+        let c = middle_cut(&[10, 10, 10, 10], 20);
+        let whole = |n| std::iter::once(0..n).collect::<Vec<_>>();
+        assert_eq!(c, vec![whole(10), vec![], vec![], whole(10)]);
+        // Odd budget and cuts inside chunks: 6 head + 5 tail.
+        let c = middle_cut(&[4, 4, 4, 4], 11);
+        assert_eq!(c, vec![vec![0..4], vec![0..2], vec![3..4], vec![0..4]]);
+        assert_eq!(all(&c), 11);
+        // One chunk holding the whole middle keeps its two ends.
+        let c = middle_cut(&[2, 20, 2], 10);
+        assert_eq!(c, vec![vec![0..2], vec![0..3, 17..20], vec![0..2]]);
+        assert_eq!(all(&c), 10);
+        // Under budget: untouched.
+        assert_eq!(middle_cut(&[3, 4], 7), vec![vec![0..3], vec![0..4]]);
+    }
+
+    #[test]
+    fn sequential_reads_whole_files_in_document_order_before_the_best_chunk() {
+        let mut h = hits(&[10, 10, 10, 10]);
+        // Retrieved best first: f0, f1 (the file's second chunk), f2, f3
+        // (the file's first chunk).
+        h[1].1.path = "book.md".into();
+        h[1].1.lines = (20, 30);
+        h[3].1.path = "book.md".into();
+        h[3].1.lines = (1, 19);
+        let pinned = ["book.md".to_string()];
+        let ranking = reading_ranking(Mode::Sequential, &h, &pinned);
+        let reading: Vec<usize> = ranking.iter().rev().copied().collect();
         assert_eq!(
-            notes,
-            ["the answer reaches position 701, past the 700 the model was trained on: it may degrade"]
+            reading,
+            [3, 1, 2, 0],
+            "the file first to last, then the rest best last"
         );
+        // Cached modes keep retrieval order (what a re-read picks from).
+        let ape = Mode::Ape(ApeParams::default());
+        assert_eq!(reading_ranking(ape, &h, &pinned), [0, 1, 2, 3]);
+        assert_eq!(reading_ranking(Mode::Sequential, &h, &[]), [0, 1, 2, 3]);
     }
 }

@@ -27,7 +27,7 @@ pub struct FileConfig {
     pub prefix_newlines: Option<usize>,
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
-    pub top_k: Option<usize>,
+    pub top_k: Option<crate::index::TopK>,
     /// Only index files matching these globs (gitignore syntax); `--include`
     /// flags replace them.
     pub include: Vec<String>,
@@ -35,6 +35,7 @@ pub struct FileConfig {
     pub exclude: Vec<String>,
     pub quality: Option<crate::answer::Quality>,
     pub cache_budget_gb: Option<f64>,
+    pub memory_budget_gb: Option<f64>,
     pub threads: Option<usize>,
     pub gpu_layers: Option<u32>,
     /// Per-model APE settings (written by `ape-chat calibrate`), keyed by
@@ -340,7 +341,9 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # chunk re-read before the question), "exact" (sequential prefill).  [APE_CHAT_QUALITY]
 # quality = "balanced"
 
-# Chunk size in model tokens and chunks retrieved per question.  [APE_CHAT_CHUNK_TOKENS, APE_CHAT_TOP_K]
+# Chunk size in model tokens, and chunks read per question: a number, or
+# "all" for every chunk of the folder (fast and balanced read past the
+# model's window; memory is the limit).  [APE_CHAT_CHUNK_TOKENS, APE_CHAT_TOP_K]
 # chunk_tokens = 256
 # top_k = 5
 
@@ -351,6 +354,11 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 
 # KV-state cache budget in GB (least recently used states are evicted).  [APE_CHAT_CACHE_BUDGET_GB]
 # cache_budget_gb = 20.0
+
+# Memory in GB an answer's context (KV cells and attention scratch) may
+# take; by default what is free when the answer starts (RAM, or the GPU's
+# memory when layers are offloaded).  [APE_CHAT_MEMORY_BUDGET_GB]
+# memory_budget_gb = 8.0
 
 # CPU threads and GPU layers (CUDA builds).  [APE_CHAT_THREADS, APE_CHAT_GPU_LAYERS]
 # threads = 4
@@ -425,7 +433,10 @@ mod tests {
         let c = load_from(&p).expect("load");
         assert_eq!(c.models.get("abc123"), Some(&qwen));
         let q = c.for_model(Some("abc123"));
-        assert_eq!((q.top_k, q.ape.temperature_ape), (Some(3), Some(0.8)));
+        assert_eq!(
+            (q.top_k, q.ape.temperature_ape),
+            (Some(crate::index::TopK::Best(3)), Some(0.8))
+        );
         assert_eq!((q.ape.scale_ape, q.prefix_newlines), (Some(0.85), Some(2)));
         assert_eq!(q.ape.reread, Some(1));
         let d = c.for_model(Some("def456"));
@@ -455,7 +466,10 @@ mod tests {
         )
         .expect("write");
         let c = load_from(&p).expect("load");
-        assert_eq!((c.top_k, c.folders.len()), (Some(3), 1));
+        assert_eq!(
+            (c.top_k, c.folders.len()),
+            (Some(crate::index::TopK::Best(3)), 1)
+        );
         assert_eq!(
             (c.exclude, c.include.len()),
             (vec!["drafts/".to_string()], 0)

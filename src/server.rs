@@ -466,7 +466,7 @@ fn parse(app: &App, bytes: &[u8]) -> Result<(ChatRequest, Question), ApiError> {
     let req: ChatRequest = serde_json::from_str(text)
         .map_err(|e| ApiError::invalid(format!("the body is not a chat request: {e}")))?;
     req.check()?;
-    let options = req.options(app.options.ask)?;
+    let options = req.options(app.options.ask.clone())?;
     let (text, history) = conversation::from_messages(&req.messages).map_err(|e| ApiError {
         param: Some("messages".into()),
         ..ApiError::invalid(e.to_string())
@@ -477,6 +477,7 @@ fn parse(app: &App, bytes: &[u8]) -> Result<(ChatRequest, Question), ApiError> {
             text,
             history,
             options: Some(options),
+            files: Vec::new(),
         },
     ))
 }

@@ -84,6 +84,8 @@ pub struct Question {
     pub history: Vec<Exchange>,
     /// Instead of the service's own (a server's per-request settings).
     pub options: Option<AskOptions>,
+    /// Files read whole besides the best chunks (the TUI's `@path`).
+    pub files: Vec<String>,
 }
 
 /// What happens to one question, in order: `Started`, `Token`s, then
@@ -617,7 +619,8 @@ fn answer(ws: &mut Workspace<'_>, o: &ServiceOptions, p: Pending) {
     {
         return; // nobody waits for it any more
     }
-    let options = question.options.unwrap_or(o.ask);
+    let mut options = question.options.unwrap_or_else(|| o.ask.clone());
+    options.files.extend(question.files);
     let result = ws.ask(&question.text, &question.history, &options, &mut |piece| {
         events.send(AnswerEvent::Token(piece.to_string())).is_ok() && !cancel.load(Ordering::SeqCst)
     });

@@ -19,6 +19,7 @@ use crate::compute::Budget;
 use crate::engine::{Engine, EngineError, PromptLayout, Session};
 use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::manifest::ChunkId;
+use crate::index::TopK;
 use crate::index::{FolderIndex, IndexError, IndexProgress, UpdateReport};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
@@ -77,10 +78,16 @@ pub struct Workspace<'e> {
 
 /// KV cells a context needs to answer with `top_k` chunks of about
 /// `chunk_tokens` each: prefix, chunks (tokens run a little over the
-/// target), re-read chunks, question and answer.
-pub fn context_size(top_k: usize, chunk_tokens: usize, max_tokens: usize) -> u32 {
+/// target), re-read chunks, question and answer. The engine's default
+/// context (what encoding uses too): an answer over more chunks than 16
+/// sizes its own ([`crate::engine::Engine::session_for`]).
+pub fn context_size(top_k: TopK, chunk_tokens: usize, max_tokens: usize) -> u32 {
+    let k = match top_k {
+        TopK::Best(k) => k.min(16),
+        TopK::All => 16,
+    };
     let chunk = chunk_tokens * 3 / 2 + 64;
-    let cells = 1024 + 2 * top_k * chunk + max_tokens;
+    let cells = 1024 + 2 * k * chunk + max_tokens;
     cells.next_multiple_of(256) as u32
 }
 

@@ -184,7 +184,7 @@ pub fn first_answer(
     let launch = Instant::now();
     let service = Service::new(
         ServiceOptions {
-            ask: o.ask,
+            ask: o.ask.clone(),
             with_states: true,
             watch: None,
             until: Until::Shutdown,

@@ -285,7 +285,7 @@ pub struct Rates {
 pub struct FollowUpReport {
     pub pairs: usize,
     pub articles: usize,
-    pub k: usize,
+    pub k: crate::index::TopK,
     pub mode: String,
     pub recall: Rates,
     pub contains: Rates,

@@ -12,7 +12,7 @@ use crate::config::{ApeSettings, FileConfig};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{Engine, EngineOptions, GenerateOptions, KvType, Mode, PromptLayout, Sampling};
 use crate::index::dense::EmbedOptions;
-use crate::index::Retrieval;
+use crate::index::{Retrieval, TopK};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
 use crate::states::States;
@@ -33,6 +33,15 @@ pub struct ModelArgs {
     /// Layers to offload to the GPU (CUDA builds).
     #[arg(long, global = true, env = "APE_CHAT_GPU_LAYERS", value_name = "N")]
     gpu_layers: Option<u32>,
+    /// Memory in GB an answer's context may take (KV cells and attention
+    /// scratch) [default: what is free when the answer starts].
+    #[arg(
+        long,
+        global = true,
+        env = "APE_CHAT_MEMORY_BUDGET_GB",
+        value_name = "GB"
+    )]
+    memory_budget_gb: Option<f64>,
 }
 
 impl ModelArgs {
@@ -44,6 +53,7 @@ impl ModelArgs {
             .or_else(|| c.model.as_deref().map(expand_home));
         self.threads = self.threads.or(c.threads);
         self.gpu_layers = self.gpu_layers.or(c.gpu_layers);
+        self.memory_budget_gb = self.memory_budget_gb.or(c.memory_budget_gb);
     }
 
     pub(crate) fn path(&self) -> PathBuf {
@@ -70,6 +80,7 @@ impl ModelArgs {
         if let Some(g) = self.gpu_layers {
             o.gpu_layers = g;
         }
+        o.memory_bytes = self.memory_budget_gb.map(|gb| (gb.max(0.0) * 1e9) as u64);
         o
     }
 
@@ -271,8 +282,7 @@ impl From<QualityArg> for Quality {
 impl AskArgs {
     /// Retrieval, mode and decoding settings for answering.
     pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
-        let top_k = self.top_k.unwrap_or(5);
-        anyhow::ensure!(top_k > 0, "--top-k must be at least 1");
+        let top_k = self.top_k.unwrap_or_default();
         let ape = self.ape.params()?;
         let quality = self.quality();
         let mode = match &self.mode {
@@ -290,6 +300,7 @@ impl AskArgs {
         };
         Ok(AskOptions {
             top_k,
+            files: self.files.clone(),
             retrieval: self.retrieval.into(),
             mode,
             generate: GenerateOptions {
@@ -342,9 +353,15 @@ pub struct AskArgs {
     mode: Option<String>,
     #[command(flatten)]
     ape: ApeSettings,
-    /// Chunks retrieved per question [default: 5].
-    #[arg(long, env = "APE_CHAT_TOP_K", value_name = "K")]
-    top_k: Option<usize>,
+    /// Chunks read per question: the K best, or `all` (under fast and
+    /// balanced every chunk shares the same positions, so K may reach past
+    /// the model's window; memory is the limit) [default: 5].
+    #[arg(long, env = "APE_CHAT_TOP_K", value_name = "K|all")]
+    top_k: Option<TopK>,
+    /// Also read this file whole, every chunk in document order (a path
+    /// relative to the folder; repeatable).
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<String>,
     /// How chunks are ranked: BM25 and vectors fused, or either alone.
     #[arg(long, value_enum, default_value = "hybrid")]
     retrieval: RetrievalArg,

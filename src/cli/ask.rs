@@ -133,6 +133,10 @@ fn read_question(q: &str) -> anyhow::Result<String> {
     Ok(q)
 }
 
+/// Sources listed in the human output, best first (an answer over a whole
+/// folder reads hundreds).
+const SOURCES_SHOWN: usize = 10;
+
 fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if !streamed {
@@ -140,7 +144,7 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
     }
     writeln!(out, "\n")?;
     writeln!(out, "{}", bold("Sources"))?;
-    for (i, s) in a.sources.iter().enumerate() {
+    for (i, s) in a.sources.iter().take(SOURCES_SHOWN).enumerate() {
         let c = &s.chunk;
         let heading = if c.heading.is_empty() {
             String::new()
@@ -161,6 +165,18 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
             c.path,
             dim(&heading),
             bold(&share)
+        )?;
+    }
+    if a.sources.len() > SOURCES_SHOWN {
+        writeln!(
+            out,
+            "  {}",
+            dim(&format!(
+                "… and {} more ({} chunks, {} tokens read; --json lists every one)",
+                a.sources.len() - SOURCES_SHOWN,
+                a.sources.len(),
+                a.prompt_tokens
+            ))
         )?;
     }
     let g = &a.generated;
@@ -253,7 +269,9 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
             "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
             "ttft_ms": ms(a.ttft), "prefill_to_first_token_ms": ms(g.ttft),
             "decode_tokens_per_s": g.decode_tokens_per_s(), "notes": a.notes,
-            "answer_tokens": g.tokens.len(),
+            "answer_tokens": g.tokens.len(), "chunks_read": a.sources.len(),
+            "context_tokens": a.prompt_tokens, "max_position": a.max_position,
+            "window": a.window,
             "chunks_encoded": a.states.computed(), "states_encoded_on_demand": a.states.computed(),
             "cache_rejected": a.states.rebuilt, "states_from_memory": a.states.from_memory,
             "states_from_disk": a.states.from_disk, "state_disk_bytes": a.states.disk_bytes,

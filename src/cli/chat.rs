@@ -46,7 +46,7 @@ pub fn run(
     let (tx, rx) = mpsc::channel();
     let service = Service::new(
         ServiceOptions {
-            ask: options,
+            ask: options.clone(),
             with_states: true,
             watch: Some(std::time::Duration::from_millis(1500)),
             until: Until::Shutdown,
@@ -78,8 +78,12 @@ pub fn run(
         tx.clone(),
         rx,
         |m, effect| match effect {
-            Effect::Ask { question, history } => {
-                asking = ask(&handle, question, history, &tx);
+            Effect::Ask {
+                question,
+                history,
+                files,
+            } => {
+                asking = ask(&handle, question, history, files, &tx);
             }
             Effect::Cancel => {
                 if let Some(c) = &asking {
@@ -101,12 +105,14 @@ fn ask(
     handle: &Handle,
     text: String,
     history: Vec<crate::answer::Exchange>,
+    files: Vec<String>,
     tx: &Sender<Msg>,
 ) -> Option<Arc<AtomicBool>> {
     let question = Question {
         text,
         history,
         options: None,
+        files,
     };
     let ticket = match handle.ask(question) {
         Ok(t) => t,

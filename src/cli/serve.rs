@@ -71,7 +71,7 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let ask = args.answer.options(false)?;
     let service = Service::new(
         ServiceOptions {
-            ask,
+            ask: ask.clone(),
             with_states: true,
             watch: Some(Duration::from_millis(1500)),
             until: Until::Shutdown,

@@ -60,6 +60,29 @@ impl ApeParams {
         }
     }
 
+    /// Chunks per question the settings are calibrated and evaluated on
+    /// (`convert`'s 10 contexts per record).
+    pub const CALIBRATED_CHUNKS: usize = 10;
+
+    /// These settings over a parallel block of `n` chunks. `S` sets the
+    /// block's attention mass to `(Σ exp)^S`, and over more chunks than
+    /// the settings were calibrated on that sum grows with their count: `S`
+    /// shrinks to `S·ln 10 / ln n`, so that the count weighs `n^S' = 10^S`,
+    /// what it did in calibration. `T = S = 1`, plain parallel attention
+    /// (the control), stays as it is. Without it the tiny model loses a
+    /// needle among 300 chunks to their sheer number (`tests/it/longer.rs`).
+    pub fn for_chunks(self, n: usize) -> Self {
+        let plain = self.temperature == 1.0 && self.scale == 1.0;
+        if plain || n <= Self::CALIBRATED_CHUNKS {
+            return self;
+        }
+        let ratio = (Self::CALIBRATED_CHUNKS as f32).ln() / (n as f32).ln();
+        Self {
+            scale: self.scale * ratio,
+            ..self
+        }
+    }
+
     /// True when the attention edit would change nothing, so the callback
     /// can skip it (re-reading is not an attention edit).
     pub fn is_identity(&self) -> bool {
@@ -246,6 +269,23 @@ pub fn reference_distribution(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn over_many_chunks_s_keeps_the_count_weighing_what_it_did_in_calibration() {
+        let p = ApeParams::new(0.9, 0.9);
+        assert_eq!(p.for_chunks(5), p);
+        assert_eq!(p.for_chunks(10), p);
+        let wide = p.for_chunks(300);
+        assert_eq!(wide.temperature, 0.9);
+        // 300^S' = 10^S.
+        let lhs = 300f32.powf(wide.scale);
+        let rhs = 10f32.powf(0.9);
+        assert!((lhs - rhs).abs() < 1e-3 * rhs, "{lhs} vs {rhs}");
+        // Plain parallel attention stays plain at any count; S = 1 under a
+        // temperature is scaled like any other S.
+        assert_eq!(ApeParams::IDENTITY.for_chunks(300), ApeParams::IDENTITY);
+        assert!(ApeParams::new(0.8, 1.0).for_chunks(300).scale < 0.5);
+    }
 
     fn softmax(xs: &[f64]) -> Vec<f64> {
         let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);

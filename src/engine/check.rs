@@ -42,6 +42,84 @@ pub struct ExactnessReport {
     pub pcw_vs_parallel: f32,
 }
 
+/// Result of the wide identity check ([`wide_identity`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct WideReport {
+    pub chunks: usize,
+    /// KV cells the chunks fill (past the window is the point).
+    pub cells: usize,
+    /// The highest position any token took.
+    pub max_position: usize,
+    pub steps: usize,
+    /// max |Δlogit| APE(T=S=1, in llama.cpp's softmax) vs parallel.
+    pub softmax_vs_parallel: f32,
+    /// The same with the edit in the callback, a block of rows at a time,
+    /// with attribution on.
+    pub callback_vs_parallel: f32,
+    /// Every chunk got a finite, positive attention share, and the shares
+    /// sum to 1.
+    pub shares_ok: bool,
+}
+
+/// APE at `T = S = 1` over many chunks (hundreds of them, past the model's
+/// window: they share positions) against plain parallel attention, token
+/// for token: the edit inside the softmax and the edit in the callback
+/// (bounded row blocks) must both leave the logits bit-identical.
+pub fn wide_identity(
+    engine: &Engine,
+    layout: &PromptLayout,
+    chunk_texts: &[String],
+    question: &str,
+    steps: usize,
+) -> Result<WideReport, EngineError> {
+    let tokens: Vec<Vec<TokenId>> = chunk_texts
+        .iter()
+        .map(|t| layout.chunk(engine, t))
+        .collect();
+    let q = layout.question(engine, question);
+    let cells =
+        layout.prefix.len() + tokens.iter().map(Vec::len).sum::<usize>() + q.len() + steps + 1;
+    let mut s = engine.session_for(cells)?;
+    let prefix = s.encode_prefix(&layout.prefix)?;
+    let chunks = tokens
+        .into_iter()
+        .map(|t| s.encode_chunk(&prefix, &t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<&ChunkState> = chunks.iter().collect();
+    let (parallel, greedy) = run(&mut s, Mode::Parallel, &prefix, &refs, &q, steps, None)?;
+    let max_position = s.position().saturating_sub(1);
+    let ape = |s: &mut Session<'_>, path| {
+        run_on(
+            s,
+            Mode::Ape(ApeParams::IDENTITY),
+            path,
+            &prefix,
+            &refs,
+            &q,
+            steps,
+            Some(&greedy),
+        )
+    };
+    let (softmax, _) = ape(&mut s, EditPath::Softmax)?;
+    s.load_parallel(&prefix, &refs)?;
+    s.force_ape(ApeParams::IDENTITY, EditPath::Callback)?;
+    s.start_attribution();
+    let (callback, _) = continue_after(&mut s, &q, steps, Some(&greedy))?;
+    let shares = s.attention_shares().unwrap_or_default();
+    let sum: f64 = shares.iter().sum();
+    Ok(WideReport {
+        chunks: refs.len(),
+        cells: refs.iter().map(|c| c.tokens.len()).sum(),
+        max_position,
+        steps,
+        softmax_vs_parallel: max_diff(&softmax, &parallel),
+        callback_vs_parallel: max_diff(&callback, &parallel),
+        shares_ok: shares.len() == refs.len()
+            && shares.iter().all(|x| x.is_finite() && *x > 0.0)
+            && (sum - 1.0).abs() < 1e-3,
+    })
+}
+
 /// Result of the APE-math check.
 #[derive(Clone, Debug, Serialize)]
 pub struct ApeMathReport {
@@ -272,11 +350,19 @@ pub fn ape_math(
     steps: usize,
     path: EditPath,
 ) -> Result<ApeMathReport, EngineError> {
-    let mut s = engine.session()?;
-    let prefix = s.encode_prefix(&layout.prefix)?;
-    let chunks = chunk_texts
+    let tokens: Vec<Vec<TokenId>> = chunk_texts
         .iter()
-        .map(|t| s.encode_chunk(&prefix, &layout.chunk(engine, t)))
+        .map(|t| layout.chunk(engine, t))
+        .collect();
+    let q = layout.question(engine, question);
+    // Sized for the chunks: many of them reach past the default context.
+    let cells =
+        layout.prefix.len() + tokens.iter().map(Vec::len).sum::<usize>() + q.len() + steps + 1;
+    let mut s = engine.session_for(cells)?;
+    let prefix = s.encode_prefix(&layout.prefix)?;
+    let chunks = tokens
+        .iter()
+        .map(|t| s.encode_chunk(&prefix, t))
         .collect::<Result<Vec<_>, _>>()?;
     let refs: Vec<&ChunkState> = chunks.iter().collect();
     s.load_parallel(&prefix, &refs)?;
@@ -289,7 +375,7 @@ pub fn ape_math(
         }
     })));
     s.force_ape(params, path)?;
-    s.eval(&layout.question(engine, question))?;
+    s.eval(&q)?;
     for _ in 0..steps {
         let tok = s.greedy()?;
         s.eval(&[tok])?;

@@ -316,7 +316,7 @@ pub fn prefill(
         session.load_sequential_chunks(&in_order(&measured))?;
     }
     session.set_ape(match mode {
-        Mode::Ape(p) => Some(p),
+        Mode::Ape(p) => Some(p.for_chunks(measured.len())),
         _ => None,
     })?;
     // Re-read chunks (or their best windows), best last: nearest the question.

@@ -126,6 +126,10 @@ pub(crate) struct Attribution {
     pub rows: u64,
 }
 
+/// Floats of `kq` the callback copies to the host at a time (4 MiB): whole
+/// rows, at least one.
+const SCRATCH_FLOATS: usize = 1 << 20;
+
 /// State shared with the callback through `cb_eval_user_data`.
 #[derive(Default)]
 pub(crate) struct Hook {
@@ -260,7 +264,7 @@ impl Hook {
             return;
         };
         if !is_kq {
-            if let Err(e) = self.load(t) {
+            if let Err(e) = self.load(t, 0..n_tokens * n_head, n_kv) {
                 return self.fail(format!("layer {layer}: {e}"));
             }
             let scale = op_param_f32(t, 0);
@@ -282,19 +286,37 @@ impl Hook {
             .as_ref()
             .is_some_and(|p| p.edits_kq() && p.params.focus > 0);
         let on_device = plan.is_some() && !focused && self.device_kernel(t);
-        if !on_device || self.probe.is_some() {
-            if let Err(e) = self.load(t) {
+        let rows = n_tokens * n_head;
+        if self.probe.is_some() {
+            // A probe sees the whole tensor (checks and tests, small contexts).
+            if let Err(e) = self.load(t, 0..rows, n_kv) {
                 return self.fail(format!("layer {layer}: {e}"));
             }
             self.show(ProbeKind::RawLogits, layer, shape, 0.0);
         }
         let Some(plan) = plan else { return };
         if on_device {
-            if let Err(e) = self.edit_on_device(t, &plan, n_tokens * n_head) {
+            if let Err(e) = self.edit_on_device(t, &plan, rows) {
                 self.fail(format!("layer {layer}: APE kernel: {e}"));
             }
-        } else if self.edit_kq(&plan, n_kv) {
-            self.store(t);
+            return;
+        }
+        if self.probe.is_some() {
+            if self.edit_kq(&plan, n_kv) {
+                self.store(t, 0, n_kv);
+            }
+            return;
+        }
+        // Rows a block at a time: the host scratch stays bounded however
+        // many cells a question reads (hundreds of chunks: 100K+ cells).
+        let per = (SCRATCH_FLOATS / n_kv).max(1);
+        for start in (0..rows).step_by(per) {
+            if let Err(e) = self.load(t, start..(start + per).min(rows), n_kv) {
+                return self.fail(format!("layer {layer}: {e}"));
+            }
+            if self.edit_kq(&plan, n_kv) {
+                self.store(t, start, n_kv);
+            }
         }
     }
 
@@ -467,30 +489,44 @@ impl Hook {
         }
     }
 
-    /// Copies the tensor into `scratch` (host and device buffers alike; on the
-    /// CPU backend this is one memcpy, far cheaper than the exps that follow).
-    fn load(&mut self, t: &sys::ggml_tensor) -> Result<(), String> {
-        let n = (t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]) as usize;
+    /// Copies `rows` of the tensor (rows of `n_kv` f32) into `scratch`
+    /// (host and device buffers alike; on the CPU backend a memcpy, far
+    /// cheaper than the exps that follow).
+    fn load(
+        &mut self,
+        t: &sys::ggml_tensor,
+        rows: Range<usize>,
+        n_kv: usize,
+    ) -> Result<(), String> {
+        let n = rows.len() * n_kv;
         self.scratch.resize(n, 0.0);
         if t.buffer.is_null() || t.data.is_null() {
             return Err("attention tensor has no data".into());
         }
-        // SAFETY: the tensor is computed, f32 and contiguous (attention_shape),
-        // and `scratch` holds exactly its n elements.
+        // SAFETY: the tensor is computed, f32 and contiguous
+        // (attention_shape), `rows` lie inside it (the caller's row count is
+        // its n_tokens × n_head), and `scratch` holds exactly n elements.
         unsafe {
-            sys::ggml_backend_tensor_get(t, self.scratch.as_mut_ptr().cast(), 0, n * 4);
+            sys::ggml_backend_tensor_get(
+                t,
+                self.scratch.as_mut_ptr().cast(),
+                rows.start * n_kv * 4,
+                n * 4,
+            );
         }
         Ok(())
     }
 
-    fn store(&mut self, t: &sys::ggml_tensor) {
-        // SAFETY: as in `load`; the scheduler has not yet run the tensor's
-        // consumers, so writing it back is what they will read.
+    /// Writes `scratch` back as the rows from `first` on.
+    fn store(&mut self, t: &sys::ggml_tensor, first: usize, n_kv: usize) {
+        // SAFETY: as in `load`, for the rows `load` read; the scheduler has
+        // not yet run the tensor's consumers, so writing it back is what
+        // they will read.
         unsafe {
             sys::ggml_backend_tensor_set(
                 t as *const _ as *mut _,
                 self.scratch.as_ptr().cast(),
-                0,
+                first * n_kv * 4,
                 self.scratch.len() * 4,
             );
         }

@@ -25,6 +25,8 @@ pub mod generate;
 mod hook;
 #[allow(unsafe_code)]
 mod kv;
+#[allow(unsafe_code)]
+pub mod memory;
 pub mod model_info;
 #[allow(unsafe_code)]
 mod pool;
@@ -82,6 +84,13 @@ pub enum EngineError {
     Decode(String),
     #[error("KV cache operation failed: {0}")]
     Cache(String),
+    #[error("this answer needs {} for {} KV cells (KV cache {}, attention scratch {}), over {budget}: ask over fewer chunks (--top-k), or raise --memory-budget-gb", memory::gb(need.total()), need.cells, memory::gb(need.kv_bytes), memory::gb(need.scratch_bytes))]
+    OverBudget {
+        need: memory::MemoryNeed,
+        budget: memory::MemoryBudget,
+    },
+    #[error("the prompt reaches position {positions}, past the {window} positions the model was trained on: shorten the question or the conversation")]
+    PastWindow { positions: usize, window: usize },
     #[error("context window full: {needed} KV cells needed, the context holds {available}")]
     ContextFull { needed: usize, available: usize },
     #[error("APE is not available on this model: {0}")]
@@ -127,6 +136,9 @@ pub struct EngineOptions {
     pub poll: u32,
     /// Memory tiers that keep chunk states between questions.
     pub tiers: TierOptions,
+    /// Bytes an answer's context may take (`None`: what is free where the
+    /// KV cache lives, measured when the answer starts).
+    pub memory_bytes: Option<u64>,
 }
 
 impl Default for EngineOptions {
@@ -144,6 +156,7 @@ impl Default for EngineOptions {
             kv_type: KvType::F16,
             poll: 1,
             tiers: TierOptions::default(),
+            memory_bytes: None,
         }
     }
 }
@@ -229,13 +242,39 @@ impl Engine {
     }
 
     /// A context of at least `cells` KV cells (more than the engine's
-    /// default when an answer needs them), at most the model's trained
-    /// context or the default, whichever is larger.
+    /// default when an answer needs them): past the model's window too,
+    /// for chunks that share positions. Its memory is checked against the
+    /// budget first ([`Self::check_memory`]).
     pub fn session_for(&self, cells: usize) -> Result<Session<'_>, EngineError> {
-        let cap = self.options.ctx_tokens.max(self.info.n_ctx_train);
-        let want =
-            (cells.next_multiple_of(256) as u32).clamp(self.options.ctx_tokens, cap.max(256));
+        let want = (cells.next_multiple_of(256) as u32).max(self.options.ctx_tokens);
+        self.check_memory(want as usize)?;
         Session::new(self, want)
+    }
+
+    /// What a context of `cells` cells needs in memory.
+    pub fn memory_need(&self, cells: usize) -> memory::MemoryNeed {
+        memory::need(
+            &self.info,
+            self.options.kv_type,
+            cells,
+            self.options.batch_tokens,
+        )
+    }
+
+    /// The memory an answer's context may take now.
+    pub fn memory_budget(&self) -> memory::MemoryBudget {
+        memory::budget(self.options.memory_bytes, self.options.gpu_layers)
+    }
+
+    /// An error naming the need and the budget when a context of `cells`
+    /// cells would not fit, before anything is allocated.
+    pub fn check_memory(&self, cells: usize) -> Result<(), EngineError> {
+        let need = self.memory_need(cells);
+        let budget = self.memory_budget();
+        if need.total() > budget.bytes {
+            return Err(EngineError::OverBudget { need, budget });
+        }
+        Ok(())
     }
 
     /// Tokenizes document or user text: special-token syntax in it stays text.

@@ -156,10 +156,13 @@ impl<'e> Session<'e> {
         };
         let threads = o.threads as i32;
         let hook = NonNull::from(Box::leak(Box::<Hook>::default()));
+        // A context far past the usual size decodes in smaller micro-batches,
+        // so that llama.cpp's attention scratch stays bounded.
+        let ubatch = super::memory::ubatch_for(&engine.info, cells as usize, o.batch_tokens);
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(cells))
             .with_n_batch(o.batch_tokens)
-            .with_n_ubatch(o.batch_tokens)
+            .with_n_ubatch(ubatch)
             .with_n_seq_max(2)
             .with_kv_unified(true)
             .with_flash_attention_policy(attention)

@@ -51,7 +51,7 @@ impl Tiers {
                 sys::ggml_backend_buft_get_device(buft),
             )
         };
-        let ram_default = || available_ram() / 4;
+        let ram_default = || super::memory::available_ram() / 4;
         let mut pools = Vec::new();
         if host {
             let copy = if o.graph_copies {
@@ -176,18 +176,6 @@ impl Tiers {
     pub fn stats(&self) -> Vec<TierStats> {
         self.pools.iter().map(Pool::stats).collect()
     }
-}
-
-/// `MemAvailable` (Linux), else 8 GB as a guess.
-fn available_ram() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemAvailable:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(8 << 30, |kb| kb * 1024)
 }
 
 /// Three quarters of the device's free memory after the model and the

@@ -16,6 +16,8 @@ pub enum IndexError {
     Bm25(String),
     #[error("another ape-chat process is updating this folder's index")]
     Busy,
+    #[error("{path} is not an indexed file of this folder{hint}")]
+    NoSuchFile { path: String, hint: String },
     #[error("embeddings: {0}")]
     Embed(String),
     #[error(transparent)]

@@ -24,7 +24,7 @@ use dense::VectorStore;
 pub use error::IndexError;
 pub use hybrid::Hit;
 use manifest::{ChunkId, ChunkRecord, Manifest};
-pub use search::Retrieval;
+pub use search::{Retrieval, TopK};
 pub use update::{Backlog, IndexProgress, Stage, StageTimes, UpdateReport};
 
 /// One folder's index.

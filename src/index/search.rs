@@ -2,6 +2,10 @@
 //! reciprocal rank (the default). A chunk without a vector yet (the vector
 //! stage still running) is found by BM25 alone.
 
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+
 use super::hybrid::{fuse, Hit};
 use super::manifest::{ChunkId, ChunkRecord};
 use super::{FolderIndex, IndexError};
@@ -18,7 +22,190 @@ pub enum Retrieval {
     Dense,
 }
 
+/// How many chunks a question reads: the `k` best, or every chunk of the
+/// folder (APE reads them all on the same positions, past the window).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopK {
+    Best(usize),
+    All,
+}
+
+impl TopK {
+    /// Chunks read from a folder of `chunks` chunks.
+    pub fn of(self, chunks: usize) -> usize {
+        match self {
+            TopK::Best(k) => k.min(chunks),
+            TopK::All => chunks,
+        }
+    }
+}
+
+impl Default for TopK {
+    fn default() -> Self {
+        TopK::Best(5)
+    }
+}
+
+impl fmt::Display for TopK {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TopK::Best(k) => write!(f, "{k}"),
+            TopK::All => f.write_str("all"),
+        }
+    }
+}
+
+impl FromStr for TopK {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "all" => Ok(TopK::All),
+            n => match n.parse::<usize>() {
+                Ok(k) if k > 0 => Ok(TopK::Best(k)),
+                _ => Err(format!(
+                    "top-k must be a number of chunks (1 or more) or `all`, not `{s}`"
+                )),
+            },
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TopK {
+    /// A number or `"all"`, as in the config file (`top_k = 20`, `top_k = "all"`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => n.to_string().parse(),
+            Raw::S(s) => s.parse(),
+        }
+        .map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for TopK {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TopK::Best(k) => s.serialize_u64(*k as u64),
+            TopK::All => s.serialize_str("all"),
+        }
+    }
+}
+
 impl FolderIndex {
+    /// The chunks a question reads, best first: every chunk of `files`
+    /// (paths relative to the folder) and the `top_k` best of the rest.
+    /// Chunks no ranking placed (no matching term, no vector yet) follow
+    /// the ranked ones in document order, with empty evidence.
+    pub fn select(
+        &self,
+        embedder: &mut Embedder,
+        question: &str,
+        context: Option<&str>,
+        top_k: TopK,
+        files: &[String],
+        how: Retrieval,
+    ) -> Result<Vec<(Hit, ChunkRecord)>, IndexError> {
+        if let (TopK::Best(k), []) = (top_k, files) {
+            return self.search_in_conversation(embedder, question, context, k, how);
+        }
+        let mut pinned = HashSet::new();
+        for f in files {
+            let rel = self.relative(f)?;
+            let record = self
+                .manifest
+                .files
+                .get(&rel)
+                .ok_or_else(|| IndexError::NoSuchFile {
+                    hint: self.hint(&rel),
+                    path: f.clone(),
+                })?;
+            pinned.extend(record.chunks.iter().copied());
+        }
+        let n = self.len();
+        let ranked = self.search_in_conversation(embedder, question, context, n, how)?;
+        let mut rest = top_k.of(n);
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (hit, chunk) in ranked {
+            let take = pinned.contains(&hit.id) || rest > 0;
+            if take {
+                if !pinned.contains(&hit.id) {
+                    rest -= 1;
+                }
+                seen.insert(hit.id);
+                out.push((hit, chunk));
+            }
+        }
+        // Unranked chunks: every one under `all`, the files' others always.
+        for (path, record) in &self.manifest.files {
+            for &id in &record.chunks {
+                let wanted = pinned.contains(&id) || (top_k == TopK::All && rest > 0);
+                if !wanted || seen.contains(&id) {
+                    continue;
+                }
+                let Some(chunk) = self.manifest.chunks.get(&id) else {
+                    continue;
+                };
+                if !pinned.contains(&id) {
+                    rest -= 1;
+                }
+                debug_assert_eq!(&chunk.path, path);
+                let hit = Hit {
+                    id,
+                    bm25_rank: None,
+                    dense_rank: None,
+                    score: 0.0,
+                };
+                out.push((hit, chunk.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `path` as the manifest spells it: relative to the folder, `/`
+    /// between parts, `./` and a leading folder path dropped.
+    pub(crate) fn relative(&self, path: &str) -> Result<String, IndexError> {
+        let p = std::path::Path::new(path);
+        let rel = if p.is_absolute() {
+            let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+            canonical
+                .strip_prefix(&self.folder)
+                .map(|r| r.to_path_buf())
+                .map_err(|_| IndexError::NoSuchFile {
+                    path: path.to_string(),
+                    hint: format!(": it is outside {}", self.folder.display()),
+                })?
+        } else {
+            p.to_path_buf()
+        };
+        let parts: Vec<String> = rel
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        Ok(parts.join("/"))
+    }
+
+    /// ": did you mean …?" for the indexed path closest to `rel` by name.
+    fn hint(&self, rel: &str) -> String {
+        let name = rel.rsplit('/').next().unwrap_or(rel).to_lowercase();
+        self.manifest
+            .files
+            .keys()
+            .find(|k| {
+                let k = k.to_lowercase();
+                k.ends_with(&name) || (!name.is_empty() && k.contains(&name))
+            })
+            .map(|k| format!(": did you mean {k}?"))
+            .unwrap_or_default()
+    }
+
     /// The `k` best chunks for `question`.
     pub fn search(
         &self,

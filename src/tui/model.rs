@@ -35,10 +35,12 @@ pub enum Msg {
 /// What the shell must do after an update.
 #[derive(Debug, PartialEq)]
 pub enum Effect {
-    /// Ask `question` after the earlier turns of its conversation.
+    /// Ask `question` after the earlier turns of its conversation, reading
+    /// `files` (the question's `@path`s) whole.
     Ask {
         question: String,
         history: Vec<Exchange>,
+        files: Vec<String>,
     },
     Cancel,
     Save,
@@ -111,6 +113,9 @@ pub struct Model {
     pub busy: bool,
     /// The next question starts a new conversation.
     pub fresh: bool,
+    /// Files the next question reads whole (Ctrl-F on a source; `@path` in
+    /// the question adds its own).
+    pub whole: Vec<String>,
     pub status: Status,
 }
 
@@ -232,6 +237,18 @@ fn key(m: &mut Model, k: KeyEvent) -> Vec<Effect> {
             .map(|s| Effect::Open(s.clone()))
             .into_iter()
             .collect(),
+        // The next question reads the highlighted source's file whole (a
+        // second press takes it back).
+        KeyCode::Char('f') if ctrl => {
+            if let Some(s) = m.shown_turn().and_then(|t| t.sources.get(m.source)) {
+                let path = s.path.clone();
+                match m.whole.iter().position(|p| *p == path) {
+                    Some(i) => drop(m.whole.remove(i)),
+                    None => m.whole.push(path),
+                }
+            }
+            vec![]
+        }
         KeyCode::Char('y') if ctrl => m
             .shown_turn()
             .filter(|t| !t.streaming && !t.answer.is_empty())
@@ -295,10 +312,33 @@ fn key(m: &mut Model, k: KeyEvent) -> Vec<Effect> {
     }
 }
 
+/// The question without its `@path` words, and those paths: files the
+/// question reads whole.
+pub fn split_files(input: &str) -> (String, Vec<String>) {
+    let mut files = Vec::new();
+    let words: Vec<&str> = input
+        .split_whitespace()
+        .filter(|w| match w.strip_prefix('@') {
+            Some(path) if !path.is_empty() => {
+                files.push(path.to_string());
+                false
+            }
+            _ => true,
+        })
+        .collect();
+    (words.join(" "), files)
+}
+
 fn submit(m: &mut Model) -> Vec<Effect> {
     let q = m.input.trim().to_string();
-    if m.busy || q.is_empty() {
+    let (question, mut files) = split_files(&q);
+    if m.busy || question.is_empty() {
         return vec![];
+    }
+    for f in std::mem::take(&mut m.whole) {
+        if !files.contains(&f) {
+            files.push(f);
+        }
     }
     let history = m.conversation();
     m.turns.push(Turn {
@@ -315,8 +355,9 @@ fn submit(m: &mut Model) -> Vec<Effect> {
     m.source = 0;
     m.busy = true;
     vec![Effect::Ask {
-        question: q,
+        question,
         history,
+        files,
     }]
 }
 
@@ -376,7 +417,8 @@ mod tests {
             press(&mut m, KeyCode::Enter),
             [Effect::Ask {
                 question: "hello?".into(),
-                history: Vec::new()
+                history: Vec::new(),
+                files: Vec::new(),
             }]
         );
         assert!(m.busy && m.input.is_empty() && m.turns[0].streaming);
@@ -529,5 +571,54 @@ mod tests {
         press(&mut m, KeyCode::BackTab);
         assert_eq!(m.source, 1);
         assert_eq!(ctrl(&mut m, 'y'), [Effect::Copy("42".into())]);
+    }
+
+    #[test]
+    fn at_paths_and_ctrl_f_make_the_next_question_read_files_whole() {
+        assert_eq!(
+            split_files("how many rows @data/staff.csv has @notes.md ?"),
+            (
+                "how many rows has ?".to_string(),
+                vec!["data/staff.csv".to_string(), "notes.md".to_string()]
+            )
+        );
+        assert_eq!(
+            split_files("mail me @ noon"),
+            ("mail me @ noon".into(), vec![])
+        );
+        let mut m = Model::default();
+        type_text(&mut m, "q");
+        press(&mut m, KeyCode::Enter);
+        update(
+            &mut m,
+            Msg::Answered {
+                sources: vec![SourceView {
+                    path: "my notes.md".into(),
+                    ..SourceView::default()
+                }],
+                ttft_ms: 1.0,
+                tokens_per_s: 1.0,
+            },
+        );
+        ctrl(&mut m, 'f');
+        assert_eq!(m.whole, ["my notes.md"]);
+        type_text(&mut m, "list every date @a.md");
+        let history = m.conversation();
+        assert_eq!(
+            press(&mut m, KeyCode::Enter),
+            [Effect::Ask {
+                question: "list every date".into(),
+                history,
+                files: vec!["a.md".into(), "my notes.md".into()],
+            }]
+        );
+        assert!(m.whole.is_empty(), "for one question");
+        // A second Ctrl-F takes the file back.
+        let mut m2 = m.clone();
+        m2.busy = false;
+        m2.selected = Some(0);
+        ctrl(&mut m2, 'f');
+        ctrl(&mut m2, 'f');
+        assert!(m2.whole.is_empty());
     }
 }

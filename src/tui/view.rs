@@ -24,6 +24,8 @@ const KEYS: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "highlight the next / previous source"),
     ("Ctrl-O", "open the highlighted source at its place"),
     ("Ctrl-Y", "copy the answer (OSC 52: works over ssh)"),
+    ("Ctrl-F", "next question: this source's whole file"),
+    ("@path", "in a question: read that file whole"),
     ("?", "this help (any key closes it)"),
 ];
 
@@ -222,9 +224,14 @@ fn draw_sources(f: &mut Frame<'_>, m: &Model, area: Rect) {
 
 fn draw_input(f: &mut Frame<'_>, m: &Model, area: Rect) {
     let title = if m.busy {
-        " answering… (Esc to stop) "
+        " answering… (Esc to stop) ".to_string()
+    } else if !m.whole.is_empty() {
+        format!(
+            " ask, reading {} whole (Ctrl-F takes one back) ",
+            m.whole.join(", ")
+        )
     } else {
-        " ask (Enter to send, ? for help) "
+        " ask (Enter to send, ? for help) ".to_string()
     };
     let block = Block::bordered().title(title);
     let inner = block.inner(area);

@@ -7,6 +7,7 @@ mod engine;
 mod eval;
 mod formats;
 mod index;
+mod longer;
 mod server;
 mod tiers;
 mod tui;

@@ -55,7 +55,8 @@ const QUESTION: &str = "How long are nightly snapshots kept?";
 
 fn options() -> AskOptions {
     AskOptions {
-        top_k: 3,
+        top_k: ape_chat::index::TopK::Best(3),
+        files: Vec::new(),
         retrieval: Retrieval::Bm25,
         mode: Mode::Ape(ApeParams::new(0.8, 1.0)),
         generate: GenerateOptions {

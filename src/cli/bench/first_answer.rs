@@ -49,7 +49,7 @@ pub fn run(model: &ModelArgs, args: &FirstAnswerArgs) -> anyhow::Result<ExitCode
         model: model.path(),
         engine,
         folder_options: args.folder.options(),
-        ask,
+        ask: ask.clone(),
         questions: [args.question.clone(), args.second.clone()],
         background: Duration::from_secs(args.background_s),
     };

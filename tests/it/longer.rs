@@ -1,0 +1,251 @@
+//! Longer: hundreds of cached chunks on shared positions, past the model's
+//! window; memory, not the window, limits what an answer reads; sequential
+//! prefill reads what fits, its middle cut out.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{ape_chat, engine, files_under, layout, tiny_model_path};
+use ape_chat::engine::check;
+use ape_chat::engine::{ApeParams, EditPath};
+
+/// The tiny model's trained window.
+const WINDOW: u64 = 8192;
+
+/// Plain prose that varies from paragraph to paragraph (a linear
+/// congruential pick of words), so that no two chunks are alike.
+fn prose(seed: usize, sentences: usize) -> String {
+    const WHO: [&str; 8] = [
+        "The ferry crew",
+        "A night clerk",
+        "The orchard owner",
+        "Two surveyors",
+        "The harbour master",
+        "An old weaver",
+        "The station cook",
+        "A pair of cartographers",
+    ];
+    const DID: [&str; 8] = [
+        "repaired the eastern pier",
+        "counted the winter stores",
+        "mapped the salt marsh",
+        "rewound the town clock",
+        "painted the signal house",
+        "sorted the parish letters",
+        "measured the river's depth",
+        "planted rows of quince",
+    ];
+    const WHEN: [&str; 8] = [
+        "before the spring fair",
+        "during the long frost",
+        "after the harvest moon",
+        "on a grey Tuesday",
+        "while the tide was out",
+        "in the first week of June",
+        "as the bells rang noon",
+        "under a sky of low cloud",
+    ];
+    let mut x = seed as u64 * 2_654_435_761 + 1;
+    let mut next = |n: usize| {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (x >> 33) as usize % n
+    };
+    (0..sentences)
+        .map(|_| format!("{} {} {}.", WHO[next(8)], DID[next(8)], WHEN[next(8)]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+fn record<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
+    lines
+        .iter()
+        .find(|v| v["type"] == kind)
+        .unwrap_or_else(|| panic!("no `{kind}` record"))
+}
+
+/// A folder of `files` notes of about 1,300 tiny-model tokens each, the
+/// needle in the middle of one of them.
+fn haystack(dir: &Path, files: usize, needle_in: usize) {
+    for i in 0..files {
+        let mut text = format!("# Log {i}\n\n{}\n\n", prose(i, 40));
+        if i == needle_in {
+            text.push_str("The passphrase of the Orvald observatory is marigold.\n\n");
+        }
+        text.push_str(&prose(i + 1000, 40));
+        std::fs::write(dir.join(format!("log-{i:03}.md")), text).expect("write");
+    }
+}
+
+#[test]
+fn ape_at_identity_over_many_chunks_is_parallel_attention_token_for_token() {
+    let texts: Vec<String> = (0..40).map(|i| prose(i, 22)).collect();
+    let r = check::wide_identity(
+        engine(),
+        &layout(),
+        &texts,
+        "Who rewound the town clock?",
+        4,
+    )
+    .expect("runs");
+    assert!(r.cells as u64 > WINDOW, "past the window: {r:?}");
+    assert!((r.max_position as u64) < WINDOW, "{r:?}");
+    assert_eq!(r.softmax_vs_parallel, 0.0, "{r:?}");
+    assert_eq!(r.callback_vs_parallel, 0.0, "{r:?}");
+    assert!(r.shares_ok, "{r:?}");
+}
+
+#[test]
+fn ape_math_holds_over_many_chunks_past_the_window() {
+    let texts: Vec<String> = (0..36).map(|i| prose(i + 50, 22)).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let r = check::ape_math(
+        engine(),
+        &layout(),
+        &refs,
+        "Who planted rows of quince?",
+        ApeParams::new(0.8, 0.9),
+        1,
+        EditPath::Softmax,
+    )
+    .expect("runs");
+    assert_eq!(r.chunks, 36);
+    assert_eq!(r.layout_errors, 0, "{r:?}");
+    assert!(r.max_abs_error <= 1e-5, "{r:?}");
+}
+
+#[test]
+fn top_k_all_reads_a_folder_past_the_window_and_sequential_reads_its_ends() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    haystack(dir.path(), 28, 17);
+    let ask = |extra: &[&str]| {
+        let out = ape_chat(cache.path())
+            .args(["--ask", "What is the passphrase of the Orvald observatory?"])
+            .args(["--json", "--top-k", "all", "--max-tokens", "16"])
+            .args(extra)
+            .arg("--model")
+            .arg(tiny_model_path())
+            .arg(dir.path())
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{extra:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_lines(&out.stdout)
+    };
+    // The default quality: APE over every chunk, the best one re-read.
+    let fast = ask(&[]);
+    let stats = record(&fast, "stats");
+    let n = |k: &str| stats[k].as_u64().unwrap_or_else(|| panic!("{k}: {stats}"));
+    assert_eq!(n("window"), WINDOW);
+    assert!(n("context_tokens") > 4 * WINDOW, "{stats}");
+    assert!(n("max_position") < WINDOW, "{stats}");
+    let sources = record(&fast, "sources")["sources"]
+        .as_array()
+        .expect("sources")
+        .len();
+    assert_eq!(sources as u64, n("chunks_read"));
+    assert!(sources > 100, "every chunk of the folder: {sources}");
+    // The needle is found among them.
+    let answer = record(&fast, "answer")["text"].as_str().unwrap_or("");
+    assert!(
+        answer.to_lowercase().contains("marigold"),
+        "the needle among {sources} chunks: {answer:?}"
+    );
+
+    // Sequential reads what fits its window: the middle goes, and it says so.
+    let exact = ask(&["--quality", "exact"]);
+    let stats = record(&exact, "stats");
+    assert!(stats["max_position"].as_u64().expect("max_position") < WINDOW);
+    let notes = stats["notes"].to_string();
+    assert!(notes.contains("the middle"), "{notes}");
+    assert!(
+        stats["context_tokens"].as_u64().expect("tokens") <= WINDOW,
+        "{stats}"
+    );
+}
+
+#[test]
+fn a_memory_budget_too_small_is_a_clear_error_before_any_state_work() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    haystack(dir.path(), 6, 2);
+    let out = ape_chat(cache.path())
+        .args(["--ask", "What is the passphrase?", "--top-k", "all"])
+        .args(["--memory-budget-gb", "0.01", "--model"])
+        .arg(tiny_model_path())
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("this answer needs")
+            && err.contains("over 10 MB (the configured memory budget)"),
+        "{err}"
+    );
+    assert!(
+        files_under(&cache.path().join("kv")).is_empty(),
+        "nothing encoded before the error"
+    );
+}
+
+#[test]
+fn a_whole_file_is_read_in_document_order_besides_the_top_k() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    haystack(dir.path(), 6, 2);
+    let run = |extra: &[&str]| {
+        ape_chat(cache.path())
+            .args([
+                "--ask",
+                "Who mapped the salt marsh?",
+                "--json",
+                "--max-tokens",
+                "4",
+            ])
+            .args(["--quality", "exact", "--top-k", "2"])
+            .args(extra)
+            .arg("--model")
+            .arg(tiny_model_path())
+            .arg(dir.path())
+            .output()
+            .expect("run")
+    };
+    let out = run(&["--file", "./log-004.md"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = json_lines(&out.stdout);
+    let sources = record(&lines, "sources")["sources"]
+        .as_array()
+        .expect("sources")
+        .clone();
+    let of_file: Vec<u64> = sources
+        .iter()
+        .filter(|s| s["path"] == "log-004.md")
+        .map(|s| s["lines"][0].as_u64().expect("line"))
+        .collect();
+    assert!(of_file.len() >= 3, "every chunk of the file: {sources:?}");
+    let others = sources.len() - of_file.len();
+    assert!(others <= 2, "and the top 2 of the rest: {sources:?}");
+    // A file that is not there is named, with the nearest indexed one.
+    let out = run(&["--file", "log-4.md"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("log-4.md is not an indexed file"), "{err}");
+}
