@@ -4,7 +4,7 @@ the same notes `tests/it/longer.rs` writes (the same word picks, by the
 same linear congruential generator), for measuring reads past the window.
 
 usage: scripts/make-haystack.py DIR [FILES=28] [NEEDLE_FILE=17]
-Each note is about 1,240 SmolLM2 tokens; 28 notes make 308 chunks of 256.
+Each note is about 1,240 SmolLM2 tokens; 28 notes make 308 chunks (34,645 tokens).
 """
 import pathlib
 import sys
