@@ -296,7 +296,10 @@ pub fn ask(
     if let Some(budget) = planned.sequential_tokens {
         // Sequential cannot read past its window: the middle of what it
         // would read goes, as LongBench truncates.
-        let order: Vec<usize> = ranking.iter().rev().copied().collect();
+        let order: Vec<usize> = match mode {
+            Mode::SequentialStored => (0..kept.len()).collect(),
+            _ => ranking.iter().rev().copied().collect(),
+        };
         let lengths: Vec<usize> = order
             .iter()
             .map(|&i| chunk_states[i].tokens().len())

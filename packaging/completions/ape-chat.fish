@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= focus= top-k= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= memory-budget-gb= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -39,7 +39,8 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE sca
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
 bm25\t''
 dense\t''"
@@ -59,6 +60,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l model -d 'GGUF model 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l no-stream -d 'With --ask: print the answer only when complete'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l json -d 'With --ask: JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -s h -l help -d 'Print help'
@@ -80,6 +82,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l model -d 'G
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l json -d 'Print one JSON object instead of the report'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
@@ -94,6 +97,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l model -d 'GG
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l no-states -d 'Index text and vectors only; KV states are encoded when an answer first needs them'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l json -d 'Print the report as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -s h -l help -d 'Print help'
@@ -101,11 +105,13 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l model 
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l dataset -d 'JSON Lines of {"id", "question", "contexts": [...], "answers": [...]}' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l modes -d 'Modes to compare, comma-separated, sequential first (the baseline): `sequential` (the chunks best last, nearest the question), `sequential-stored` (in the record\'s order: the reading-order control), `pcw`, `parallel`, `ape`, `ape-t` (temperature only, S = 1) and `ape:t=0.8:s=1:reread=1:window=48:focus=3` (APE with these values; others as for `ape`; `ape:t=1:s=1:reread=1` is parallel + re-read; `window` re-reads only the best window of that many tokens). The default is the paper\'s ablation' -r
@@ -128,6 +134,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l model -d 'GGU
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dataset -d 'Records to calibrate on, JSON Lines as for `eval` (`answers` may be empty for `--objective attention`). Split by source into search, accept and report parts that never share a paragraph' -r -F
@@ -145,6 +152,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l model -d
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dry-run -d 'Show the result without writing the config file'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l json -d 'Print the result as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -162,6 +170,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l model -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l unanswerable -d 'Also keep unanswerable questions'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l interleave -d 'Order the records round-robin over their articles, so that any first N (`eval --limit N`, or a run stopped early) span many articles'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -178,6 +187,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l model -d 'GG
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l json -d 'JSON Lines on stdout: `update` records (index reports) and `error`s'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l host -d 'Address to listen on (anything but loopback needs --api-key)' -r
@@ -209,7 +219,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l scale-ape -d
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
 bm25\t''
 dense\t''"
@@ -220,11 +231,13 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l model -d 'GG
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
@@ -234,6 +247,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l json
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l budget-gb -d 'Budget in GB [default: 20]' -r
@@ -241,30 +255,34 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l json
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -s h -l help -d 'Print help'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "frontier" -d 'Fast and right: joins an `eval --json` and a `bench ttft --json` report into each mode\'s likelihood retention against its speedup, marks the frontier and the modes that clear the default\'s bar, and draws the chart'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite retrieval first-answer follow-ups frontier compete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "context" -d 'What reading more costs: TTFT and decode speed of APE (fast and balanced) over 8K–128K cached tokens on shared positions, past the window, beside sequential prefill where it fits; JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "frontier" -d 'Fast and right: joins an `eval --json` and a `bench ttft --json` report into each mode\'s likelihood retention against its speedup, marks the frontier and the modes that clear the default\'s bar, and draws the chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunks -d 'Number of retrieved chunks' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
@@ -278,6 +296,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l under-load -d 'Time every mode again while a second process (this program on the same model and threads, as llama.cpp\'s tools run) computes'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l no-flash-baseline -d 'Leave out sequential prefill with flash attention on (timed by default: the fair baseline is the faster sequential prefill)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l json -d 'Print one JSON object instead of the table'
@@ -305,8 +324,27 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l json -d 'Print the report as JSON on stdout too'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l tokens -d 'Cached tokens per question to time, comma-separated' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l chunk-tokens -d 'Tokens per chunk' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l decode-tokens -d 'Tokens decoded per mode for the decode speed' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l repeats -d 'Interleaved repeats per mode and size (order rotated); medians' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l sequential-max -d 'Time sequential prefill (flash attention on) up to this many tokens (never past the window: it cannot read further)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l out -d 'Where `bench-context.json` and `bench-context.svg` go' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l json -d 'Print the report as JSON on stdout too'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l questions -d 'Answerable questions evaluated (spread evenly over the dataset)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l k -d 'Recall cut-off' -r
@@ -323,6 +361,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l json -d 'Print one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l question -d 'The first question' -r
@@ -350,7 +389,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
 bm25\t''
 dense\t''"
@@ -361,6 +401,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l json -d 'Print the report as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
@@ -387,7 +428,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks retrieved per question [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
 bm25\t''
 dense\t''"
@@ -398,6 +440,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l json -d 'Print the report as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l eval -d '`ape-chat eval --json` output (likelihood retention against fair sequential prefill, with intervals)' -r -F
@@ -407,15 +450,18 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l json -d 'Print the joined points as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -s h -l help -d 'Print help'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "context" -d 'What reading more costs: TTFT and decode speed of APE (fast and balanced) over 8K–128K cached tokens on shared positions, past the window, beside sequential prefill where it fits; JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'
@@ -439,6 +485,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "context" -d 'What reading more costs: TTFT and decode speed of APE (fast and balanced) over 8K–128K cached tokens on shared positions, past the window, beside sequential prefill where it fits; JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "retrieval" -d 'Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense, plus brute-force vector search latency at scale'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "first-answer" -d 'A new folder\'s first answer: model load, BM25 ready, first token of a first question (states encoded on demand), then with states cached and while background indexing has work left'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from bench" -f -a "follow-ups" -d 'Does the conversation help a follow-up? Two-turn SQuAD v2 pairs (the second question refers back with a pronoun): recall@k and "contains", the follow-up alone against after its first turn'

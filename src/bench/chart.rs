@@ -1,11 +1,13 @@
-//! The README's speed chart: time to first token against the number of
+//! The README's speed charts: time to first token against the number of
 //! retrieved chunks, one line per mode, log scale (sequential grows with
-//! the context, the cached modes barely move).
+//! the context, the cached modes barely move); and against the cached
+//! tokens read, past the window, with decode speed beside it.
 
 use std::path::Path;
 
 use plotters::prelude::*;
 
+use super::context::ContextReport;
 use super::suite::SuiteReport;
 use super::BenchError;
 
@@ -120,4 +122,110 @@ pub fn titled<'a>(
         ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
     ))?;
     Ok(body)
+}
+
+/// A mode's line: its label, colour and points.
+type Series = (String, RGBColor, Vec<(f64, f64)>);
+
+/// Renders a `bench context` report to an SVG file at `path`: time to first
+/// token (left) and decode speed (right) against the cached tokens read,
+/// one line per mode (sequential only where it fits its window).
+pub fn context_chart(report: &ContextReport, path: &Path) -> Result<(), BenchError> {
+    let err =
+        |e: &dyn std::fmt::Debug| BenchError::Setup(format!("drawing {}: {e:?}", path.display()));
+    let mut labels: Vec<String> = Vec::new();
+    for m in report.points.iter().flat_map(|p| &p.modes) {
+        if !labels.contains(&m.mode) {
+            labels.push(m.mode.clone());
+        }
+    }
+    let series = |value: &dyn Fn(&super::ModeFigures) -> f64| -> Vec<Series> {
+        labels
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let pts = report
+                    .points
+                    .iter()
+                    .filter_map(|p| {
+                        let m = p.modes.iter().find(|m| &m.mode == name)?;
+                        Some((p.tokens as f64, value(m).max(1e-3)))
+                    })
+                    .collect();
+                (name.clone(), COLORS[i % COLORS.len()], pts)
+            })
+            .collect()
+    };
+    let subtitle = format!(
+        "{} · {} · {} threads · window {} · chunks of {} tokens on shared positions",
+        file_name(&report.model),
+        report.machine,
+        report.threads,
+        report.window,
+        report.chunk_tokens
+    );
+    let root = SVGBackend::new(path, (1100, 520)).into_drawing_area();
+    let body = titled(
+        &root,
+        "What reading more costs: cached tokens per question",
+        &subtitle,
+    )
+    .map_err(|e| err(&e))?;
+    let (left, right) = body.split_horizontally(550);
+    let panels = [
+        (
+            left,
+            "time to first token, ms (log scale)",
+            series(&|m| m.ttft_ms),
+        ),
+        (
+            right,
+            "decode, tokens/s (log scale)",
+            series(&|m| m.decode_tokens_per_s),
+        ),
+    ];
+    for (area, y_desc, series) in panels {
+        let all = || series.iter().flat_map(|s| s.2.iter());
+        let x_min = all().map(|p| p.0).fold(f64::INFINITY, f64::min).min(1e9) / 1.3;
+        let x_max = all().map(|p| p.0).fold(1.0, f64::max) * 1.3;
+        let y_min = all().map(|p| p.1).fold(f64::INFINITY, f64::min).min(1e9) / 2.0;
+        let y_max = all().map(|p| p.1).fold(1.0, f64::max) * 2.0;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(16)
+            .x_label_area_size(44)
+            .y_label_area_size(70)
+            .build_cartesian_2d((x_min..x_max).log_scale(), (y_min..y_max).log_scale())
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("cached tokens read (log scale)")
+            .y_desc(y_desc)
+            .light_line_style(TRANSPARENT)
+            .y_labels(8)
+            .y_label_formatter(&|v| format!("{v:.1}"))
+            .x_label_formatter(&|v| format!("{:.0}K", v / 1024.0))
+            .draw()
+            .map_err(|e| err(&e))?;
+        for (name, color, pts) in series {
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))
+                .map_err(|e| err(&e))?
+                .label(name)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))
+                .map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK.mix(0.3))
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
 }

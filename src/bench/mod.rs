@@ -16,6 +16,7 @@
 
 pub mod chart;
 pub mod compete;
+pub mod context;
 pub mod first_answer;
 pub mod follow_ups;
 pub mod frontier;

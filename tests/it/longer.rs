@@ -249,3 +249,76 @@ fn a_whole_file_is_read_in_document_order_besides_the_top_k() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("log-4.md is not an indexed file"), "{err}");
 }
+
+#[test]
+fn bench_context_times_past_the_window_and_sequential_only_where_it_fits() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = tempfile::tempdir().expect("tempdir");
+    let run = ape_chat(cache.path())
+        .args([
+            "bench",
+            "context",
+            "--tokens",
+            "512,1024",
+            "--chunk-tokens",
+            "128",
+        ])
+        .args(["--sequential-max", "512", "--decode-tokens", "2", "--out"])
+        .arg(out.path())
+        .arg("--model")
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let json: Value = serde_json::from_slice(
+        &std::fs::read(out.path().join("bench-context.json")).expect("json written"),
+    )
+    .expect("json");
+    assert_eq!(json["window"], WINDOW);
+    let points = json["points"].as_array().expect("points");
+    let labels = |i: usize| -> Vec<String> {
+        points[i]["modes"]
+            .as_array()
+            .expect("modes")
+            .iter()
+            .map(|m| m["mode"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(points.len(), 2);
+    assert_eq!(
+        (points[0]["tokens"].as_u64(), points[1]["chunks"].as_u64()),
+        (Some(512), Some(8))
+    );
+    assert!(
+        labels(0).iter().any(|m| m.starts_with("sequential")),
+        "{:?}",
+        labels(0)
+    );
+    assert!(
+        !labels(1).iter().any(|m| m.starts_with("sequential")),
+        "past --sequential-max"
+    );
+    assert!(
+        labels(1).iter().any(|m| m.contains("re-read 1")),
+        "{:?}",
+        labels(1)
+    );
+    for p in points {
+        for m in p["modes"].as_array().expect("modes") {
+            assert!(m["ttft_ms"].as_f64().unwrap_or(0.0) > 0.0, "{m}");
+            assert!(
+                m["decode_tokens_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+                "{m}"
+            );
+        }
+    }
+    let svg = std::fs::read_to_string(out.path().join("bench-context.svg")).expect("svg written");
+    assert!(
+        svg.contains("cached tokens read") && svg.contains("sequential"),
+        "the chart names its axes and modes"
+    );
+}

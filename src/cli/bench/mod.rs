@@ -1,5 +1,6 @@
 //! `ape-chat bench …`: flags, one call into [`crate::bench`], the report.
 
+mod context;
 mod first_answer;
 mod follow_ups;
 mod frontier;
@@ -23,6 +24,10 @@ pub enum BenchCommand {
     /// chunks, chunk encoding, state loading, state size (in memory vs at rest),
     /// indexing; writes JSON and an SVG chart.
     Suite(suite::SuiteArgs),
+    /// What reading more costs: TTFT and decode speed of APE (fast and
+    /// balanced) over 8K–128K cached tokens on shared positions, past the
+    /// window, beside sequential prefill where it fits; JSON and an SVG chart.
+    Context(context::ContextArgs),
     /// Retrieval quality on SQuAD v2: recall@k of hybrid vs BM25 vs dense,
     /// plus brute-force vector search latency at scale.
     Retrieval(retrieval::RetrievalArgs),
@@ -51,6 +56,7 @@ impl BenchCommand {
     pub fn apply(&mut self, c: &crate::config::FileConfig) {
         match self {
             BenchCommand::Ttft(a) => a.ape = a.ape.over(c.ape),
+            BenchCommand::Context(a) => a.ape = a.ape.over(c.ape),
             BenchCommand::Suite(a) => {
                 a.ape = a.ape.over(c.ape);
                 a.folder.apply(c);
@@ -73,6 +79,7 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         BenchCommand::Ttft(args) => ttft::run(model, args),
         BenchCommand::Suite(args) => suite::run(model, args),
+        BenchCommand::Context(args) => context::run(model, args),
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
         BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
         BenchCommand::FollowUps(args) => follow_ups::run(model, args),
