@@ -71,25 +71,7 @@ pub fn ttft_chart(report: &SuiteReport, path: &Path) -> Result<(), BenchError> {
         .x_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(|e| err(&e))?;
-    for (name, color, pts) in series {
-        chart
-            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))
-            .map_err(|e| err(&e))?
-            .label(name)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
-            });
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))
-            .map_err(|e| err(&e))?;
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.3))
-        .draw()
-        .map_err(|e| err(&e))?;
+    draw_lines(&mut chart, series, SeriesLabelPosition::UpperLeft).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }
@@ -206,26 +188,35 @@ pub fn context_chart(report: &ContextReport, path: &Path) -> Result<(), BenchErr
             .x_label_formatter(&|v| format!("{:.0}K", v / 1024.0))
             .draw()
             .map_err(|e| err(&e))?;
-        for (name, color, pts) in series {
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))
-                .map_err(|e| err(&e))?
-                .label(name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
-                });
-            chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))
-                .map_err(|e| err(&e))?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| err(&e))?;
+        draw_lines(&mut chart, series, SeriesLabelPosition::LowerLeft).map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// One line with dots per mode, and the legend at `legend`.
+fn draw_lines<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    series: Vec<Series>,
+    legend: SeriesLabelPosition,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    for (name, color, pts) in series {
+        chart
+            .draw_series(LineSeries::new(pts.clone(), color.stroke_width(3)))?
+            .label(name)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(legend)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.3))
+        .draw()
 }

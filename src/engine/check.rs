@@ -72,19 +72,13 @@ pub fn wide_identity(
     question: &str,
     steps: usize,
 ) -> Result<WideReport, EngineError> {
-    let tokens: Vec<Vec<TokenId>> = chunk_texts
-        .iter()
-        .map(|t| layout.chunk(engine, t))
-        .collect();
-    let q = layout.question(engine, question);
-    let cells =
-        layout.prefix.len() + tokens.iter().map(Vec::len).sum::<usize>() + q.len() + steps + 1;
-    let mut s = engine.session_for(cells)?;
-    let prefix = s.encode_prefix(&layout.prefix)?;
-    let chunks = tokens
-        .into_iter()
-        .map(|t| s.encode_chunk(&prefix, &t))
-        .collect::<Result<Vec<_>, _>>()?;
+    let texts: Vec<&str> = chunk_texts.iter().map(String::as_str).collect();
+    let Encoded {
+        mut s,
+        prefix,
+        chunks,
+        q,
+    } = encoded(engine, layout, &texts, question, steps)?;
     let refs: Vec<&ChunkState> = chunks.iter().collect();
     let (parallel, greedy) = run(&mut s, Mode::Parallel, &prefix, &refs, &q, steps, None)?;
     let max_position = s.position().saturating_sub(1);
@@ -117,6 +111,44 @@ pub fn wide_identity(
         shares_ok: shares.len() == refs.len()
             && shares.iter().all(|x| x.is_finite() && *x > 0.0)
             && (sum - 1.0).abs() < 1e-3,
+    })
+}
+
+/// What the wide checks start from: a session sized for the chunks (many
+/// of them reach past the default context), the prefix and the chunks
+/// encoded after it, and the question's tokens.
+struct Encoded<'e> {
+    s: Session<'e>,
+    prefix: super::PrefixState,
+    chunks: Vec<ChunkState>,
+    q: Vec<TokenId>,
+}
+
+fn encoded<'e>(
+    engine: &'e Engine,
+    layout: &PromptLayout,
+    chunk_texts: &[&str],
+    question: &str,
+    steps: usize,
+) -> Result<Encoded<'e>, EngineError> {
+    let tokens: Vec<Vec<TokenId>> = chunk_texts
+        .iter()
+        .map(|t| layout.chunk(engine, t))
+        .collect();
+    let q = layout.question(engine, question);
+    let cells =
+        layout.prefix.len() + tokens.iter().map(Vec::len).sum::<usize>() + q.len() + steps + 1;
+    let mut s = engine.session_for(cells)?;
+    let prefix = s.encode_prefix(&layout.prefix)?;
+    let chunks = tokens
+        .iter()
+        .map(|t| s.encode_chunk(&prefix, t))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Encoded {
+        s,
+        prefix,
+        chunks,
+        q,
     })
 }
 
@@ -350,20 +382,12 @@ pub fn ape_math(
     steps: usize,
     path: EditPath,
 ) -> Result<ApeMathReport, EngineError> {
-    let tokens: Vec<Vec<TokenId>> = chunk_texts
-        .iter()
-        .map(|t| layout.chunk(engine, t))
-        .collect();
-    let q = layout.question(engine, question);
-    // Sized for the chunks: many of them reach past the default context.
-    let cells =
-        layout.prefix.len() + tokens.iter().map(Vec::len).sum::<usize>() + q.len() + steps + 1;
-    let mut s = engine.session_for(cells)?;
-    let prefix = s.encode_prefix(&layout.prefix)?;
-    let chunks = tokens
-        .iter()
-        .map(|t| s.encode_chunk(&prefix, t))
-        .collect::<Result<Vec<_>, _>>()?;
+    let Encoded {
+        mut s,
+        prefix,
+        chunks,
+        q,
+    } = encoded(engine, layout, chunk_texts, question, steps)?;
     let refs: Vec<&ChunkState> = chunks.iter().collect();
     s.load_parallel(&prefix, &refs)?;
     let cols = s.chunk_columns().unwrap_or(0..0);

@@ -2,25 +2,12 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, files_under, gemma_model_path, tiny_model_path, Succeed};
-
-fn json_lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
-        .collect()
-}
-
-fn record<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|v| v["type"] == kind)
-        .unwrap_or_else(|| panic!("no `{kind}` record"))
-}
+use crate::common::{
+    ape_chat, files_under, gemma_model_path, json_lines, record, tiny_model_path, Succeed,
+};
 
 /// `ape-chat --ask QUESTION --json … sample_dir` on the tiny model; must succeed.
 fn ask_json(cache: &Path, question: &str, extra: &[&str]) -> Vec<Value> {
@@ -38,7 +25,7 @@ fn ask_json(cache: &Path, question: &str, extra: &[&str]) -> Vec<Value> {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stderr.is_empty(), "--json must keep stderr quiet");
-    json_lines(&out)
+    json_lines(&out.stdout)
 }
 
 fn sample_dir() -> &'static Path {
@@ -99,7 +86,7 @@ fn an_unsupported_model_answers_sequentially_and_says_why() {
         .arg(gemma_model_path())
         .arg(sample_dir())
         .succeed();
-    let lines = json_lines(&out);
+    let lines = json_lines(&out.stdout);
     let stats = record(&lines, "stats");
     assert_eq!(stats["mode"], "sequential");
     let notes: Vec<&str> = stats["notes"]
@@ -182,7 +169,7 @@ fn a_base_model_answer_ends_without_trailing_junk() {
         .arg(gemma_model_path())
         .arg(sample_dir())
         .succeed();
-    let lines = json_lines(&out);
+    let lines = json_lines(&out.stdout);
     let answer = record(&lines, "answer");
     let text = answer["text"].as_str().expect("text");
     assert_eq!(answer["stop"], "end_of_turn", "{text:?}");
@@ -561,7 +548,7 @@ fn settings_layer_file_then_env_then_flags() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        record(&json_lines(&out), "sources")["sources"]
+        record(&json_lines(&out.stdout), "sources")["sources"]
             .as_array()
             .map_or(0, Vec::len)
     };
@@ -653,7 +640,7 @@ fn default_model_answers_from_the_right_file_in_ape_and_sequential_mode() {
                 .arg(&model)
                 .arg(sample_dir())
                 .succeed();
-            let lines = json_lines(&out);
+            let lines = json_lines(&out.stdout);
             let answer = record(&lines, "answer")["text"]
                 .as_str()
                 .unwrap_or("")
@@ -711,7 +698,7 @@ fn ask_reads_the_question_from_stdin() {
     let out = child.wait_with_output().expect("wait");
     assert!(out.status.success());
     assert_eq!(
-        record(&json_lines(&out), "sources")["sources"][0]["path"],
+        record(&json_lines(&out.stdout), "sources")["sources"][0]["path"],
         "backup-policy.md"
     );
     let empty = ape_chat(cache.path())

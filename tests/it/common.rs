@@ -242,3 +242,19 @@ pub fn spawn_index(
         .spawn()
         .expect("spawn")
 }
+
+/// A command's JSON Lines output, one value per line.
+pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+/// The first record of `kind` (`"type": kind`) among `lines`.
+pub fn record<'a>(lines: &'a [serde_json::Value], kind: &str) -> &'a serde_json::Value {
+    lines
+        .iter()
+        .find(|v| v["type"] == kind)
+        .unwrap_or_else(|| panic!("no `{kind}` record"))
+}

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, engine, files_under, layout, tiny_model_path};
+use crate::common::{ape_chat, engine, files_under, json_lines, layout, record, tiny_model_path};
 use ape_chat::engine::check;
 use ape_chat::engine::{ApeParams, EditPath};
 
@@ -57,20 +57,6 @@ fn prose(seed: usize, sentences: usize) -> String {
         .map(|_| format!("{} {} {}.", WHO[next(8)], DID[next(8)], WHEN[next(8)]))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
-        .collect()
-}
-
-fn record<'a>(lines: &'a [Value], kind: &str) -> &'a Value {
-    lines
-        .iter()
-        .find(|v| v["type"] == kind)
-        .unwrap_or_else(|| panic!("no `{kind}` record"))
 }
 
 /// A folder of `files` notes of about 1,300 tiny-model tokens each, the

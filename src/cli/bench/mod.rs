@@ -8,6 +8,7 @@ mod retrieval;
 mod suite;
 mod ttft;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -127,4 +128,34 @@ fn frontier_modes(ape: ApeParams) -> Vec<Mode> {
         })
     });
     bench_modes(ape).into_iter().chain(windows).collect()
+}
+
+/// Writes `report` as `DIR/STEM.json` and its chart as `DIR/STEM.svg`
+/// (drawn by `draw`), then prints the JSON (`json`), or the report as
+/// `human` prints it and where both went.
+fn write_report<R: serde::Serialize>(
+    dir: &Path,
+    stem: &str,
+    report: &R,
+    json: bool,
+    draw: impl FnOnce(&Path) -> Result<(), crate::bench::BenchError>,
+    human: impl FnOnce(),
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json_path = dir.join(format!("{stem}.json"));
+    let svg_path = dir.join(format!("{stem}.svg"));
+    let text = serde_json::to_string_pretty(report)?;
+    crate::fsutil::write_atomic(&json_path, &[text.as_bytes()])?;
+    draw(&svg_path)?;
+    if json {
+        println!("{text}");
+    } else {
+        human();
+        println!(
+            "\n  wrote {} and {}",
+            json_path.display(),
+            svg_path.display()
+        );
+    }
+    Ok(())
 }

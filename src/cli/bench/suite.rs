@@ -70,24 +70,14 @@ pub fn run(model: &ModelArgs, args: &SuiteArgs) -> anyhow::Result<ExitCode> {
             eprintln!("{}", dim(m));
         }
     })?;
-    std::fs::create_dir_all(&args.out)?;
-    let json_path = args.out.join("bench-suite.json");
-    let svg_path = args.out.join("bench-suite.svg");
-    crate::fsutil::write_atomic(
-        &json_path,
-        &[serde_json::to_string_pretty(&report)?.as_bytes()],
+    super::write_report(
+        &args.out,
+        "bench-suite",
+        &report,
+        args.json,
+        |svg| ttft_chart(&report, svg),
+        || print_report(&report),
     )?;
-    ttft_chart(&report, &svg_path)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_report(&report);
-        println!(
-            "\n  wrote {} and {}",
-            json_path.display(),
-            svg_path.display()
-        );
-    }
     Ok(ExitCode::SUCCESS)
 }
 
