@@ -200,19 +200,19 @@ pub fn ask(
     let t0 = Instant::now();
     let mut notes = Vec::new();
     let context = retrieval_context(history);
-    let hits = index.select(
-        embedder,
-        question,
-        context.as_deref(),
-        options.top_k,
-        &options.files,
-        options.retrieval,
-    )?;
     let pinned = options
         .files
         .iter()
         .map(|f| index.relative(f))
         .collect::<Result<Vec<_>, _>>()?;
+    let hits = index.select(
+        embedder,
+        question,
+        context.as_deref(),
+        options.top_k,
+        &pinned,
+        options.retrieval,
+    )?;
     let retrieval = t0.elapsed();
     let engine = states.engine;
     let bare = states.layout.conversation(engine, &[], "").len();
@@ -323,19 +323,6 @@ pub fn ask(
         ranking = reading_ranking(mode, &kept, &pinned);
     }
     let state_prep = t1.elapsed();
-    if let Mode::Ape(p) = mode {
-        let whole = if p.window == 0 { p.reread as usize } else { 0 };
-        let block = chunk_states.len().saturating_sub(whole);
-        let wide = p.for_chunks(block);
-        if wide.scale != p.scale {
-            notes.push(format!(
-                "APE's S = {} applied as {:.2} over {block} chunks (S is calibrated on {}: the block weighs what that many did)",
-                crate::numfmt::decimal(p.scale),
-                wide.scale,
-                ApeParams::CALIBRATED_CHUNKS
-            ));
-        }
-    }
     let refs: Vec<&ChunkState> = chunk_states.iter().collect();
     let ctx = Context {
         prefix: &states.prefix,
@@ -347,6 +334,19 @@ pub fn ask(
         + refs.iter().map(|c| c.tokens().len()).sum::<usize>()
         + q.len();
     let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
+    if let Mode::Ape(p) = mode {
+        // The parallel block is what prefill measured shares over.
+        let block = generated.prefill.measured.len();
+        let wide = p.for_chunks(block);
+        if wide.scale != p.scale {
+            notes.push(format!(
+                "APE's S = {} applied as {:.2} over {block} chunks (S is calibrated on {}: the block weighs what that many did)",
+                crate::numfmt::decimal(p.scale),
+                wide.scale,
+                ApeParams::CALIBRATED_CHUNKS
+            ));
+        }
+    }
     let max_position = session.position().saturating_sub(1);
     let ttft = retrieval + state_prep + generated.ttft;
     let hits = kept;

@@ -59,6 +59,11 @@ pub struct WideReport {
     /// Every chunk got a finite, positive attention share, and the shares
     /// sum to 1.
     pub shares_ok: bool,
+    /// max |Δlogit| of APE at `T = 0.8, S = 0.9` edited in the callback a
+    /// block of rows at a time against the same edit on the whole tensor
+    /// at once (as under a probe): the blocks must cover every row once,
+    /// in place (at `T = S = 1` the edit is a no-op and cannot show it).
+    pub blocks_vs_whole: f32,
 }
 
 /// APE at `T = S = 1` over many chunks (hundreds of them, past the model's
@@ -101,6 +106,25 @@ pub fn wide_identity(
     let (callback, _) = continue_after(&mut s, &q, steps, Some(&greedy))?;
     let shares = s.attention_shares().unwrap_or_default();
     let sum: f64 = shares.iter().sum();
+    let edited = |s: &mut Session<'_>| {
+        let p = ApeParams::new(0.8, 0.9);
+        let path = EditPath::Callback;
+        run_on(
+            s,
+            Mode::Ape(p),
+            path,
+            &prefix,
+            &refs,
+            &q,
+            steps,
+            Some(&greedy),
+        )
+    };
+    let (in_blocks, _) = edited(&mut s)?;
+    // Under a probe the callback edits the whole tensor at once.
+    s.set_probe(Some(Box::new(|_: &ProbeEvent<'_>| {})));
+    let (whole, _) = edited(&mut s)?;
+    s.set_probe(None);
     Ok(WideReport {
         chunks: refs.len(),
         cells: refs.iter().map(|c| c.tokens.len()).sum(),
@@ -111,6 +135,7 @@ pub fn wide_identity(
         shares_ok: shares.len() == refs.len()
             && shares.iter().all(|x| x.is_finite() && *x > 0.0)
             && (sum - 1.0).abs() < 1e-3,
+        blocks_vs_whole: max_diff(&in_blocks, &whole),
     })
 }
 

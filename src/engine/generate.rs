@@ -161,20 +161,17 @@ impl Context<'_> {
     /// leaves out first (in prompt order), then the ranked ones worst to
     /// best, so the best is read last.
     pub fn best_last(&self) -> Vec<usize> {
-        let ranked: Vec<usize> = self
-            .ranking
-            .iter()
-            .copied()
-            .filter(|&i| i < self.chunks.len())
-            .collect();
-        let mut order: Vec<usize> = (0..self.chunks.len())
-            .filter(|i| !ranked.contains(i))
-            .collect();
-        for i in ranked.into_iter().rev() {
-            if !order.contains(&i) {
-                order.push(i);
+        // Linear in the chunks: a whole folder is thousands of them.
+        let n = self.chunks.len();
+        let mut ranked = vec![false; n];
+        let mut best_first = Vec::new();
+        for &i in self.ranking.iter().filter(|&&i| i < n) {
+            if !std::mem::replace(&mut ranked[i], true) {
+                best_first.push(i);
             }
         }
+        let mut order: Vec<usize> = (0..n).filter(|&i| !ranked[i]).collect();
+        order.extend(best_first.into_iter().rev());
         order
     }
 }

@@ -301,18 +301,20 @@ impl Hook {
             }
             return;
         }
-        if self.probe.is_some() {
-            if self.edit_kq(&plan, n_kv) {
-                self.store(t, 0, n_kv);
-            }
-            return;
-        }
         // Rows a block at a time: the host scratch stays bounded however
-        // many cells a question reads (hundreds of chunks: 100K+ cells).
-        let per = (SCRATCH_FLOATS / n_kv).max(1);
+        // many cells a question reads (hundreds of chunks: 100K+ cells). A
+        // probe's copy above is already the whole tensor: one block.
+        let whole = self.probe.is_some();
+        let per = if whole {
+            rows
+        } else {
+            (SCRATCH_FLOATS / n_kv).max(1)
+        };
         for start in (0..rows).step_by(per) {
-            if let Err(e) = self.load(t, start..(start + per).min(rows), n_kv) {
-                return self.fail(format!("layer {layer}: {e}"));
+            if !whole {
+                if let Err(e) = self.load(t, start..(start + per).min(rows), n_kv) {
+                    return self.fail(format!("layer {layer}: {e}"));
+                }
             }
             if self.edit_kq(&plan, n_kv) {
                 self.store(t, start, n_kv);

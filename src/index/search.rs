@@ -99,7 +99,7 @@ impl serde::Serialize for TopK {
 
 impl FolderIndex {
     /// The chunks a question reads, best first: every chunk of `files`
-    /// (paths relative to the folder) and the `top_k` best of the rest.
+    /// (as [`Self::relative`] spells them) and the `top_k` best of the rest.
     /// Chunks no ranking placed (no matching term, no vector yet) follow
     /// the ranked ones in document order, with empty evidence.
     pub fn select(
@@ -116,13 +116,12 @@ impl FolderIndex {
         }
         let mut pinned = HashSet::new();
         for f in files {
-            let rel = self.relative(f)?;
             let record = self
                 .manifest
                 .files
-                .get(&rel)
+                .get(f)
                 .ok_or_else(|| IndexError::NoSuchFile {
-                    hint: self.hint(&rel),
+                    hint: self.hint(f),
                     path: f.clone(),
                 })?;
             pinned.extend(record.chunks.iter().copied());

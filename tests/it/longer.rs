@@ -88,6 +88,8 @@ fn ape_at_identity_over_many_chunks_is_parallel_attention_token_for_token() {
     assert_eq!(r.softmax_vs_parallel, 0.0, "{r:?}");
     assert_eq!(r.callback_vs_parallel, 0.0, "{r:?}");
     assert!(r.shares_ok, "{r:?}");
+    // The callback's row blocks edit exactly what one whole copy does.
+    assert_eq!(r.blocks_vs_whole, 0.0, "{r:?}");
 }
 
 #[test]
