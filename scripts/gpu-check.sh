@@ -12,17 +12,24 @@
 #   scripts/gpu-check.sh device [OUT]
 #       On the GPU machine: builds llama.cpp's shared libraries with CUDA from
 #       those very sources (same ABI as the binary, which then loads them),
-#       writes random-weight models of real shapes (a qwen2 and a Llama-3-8B),
-#       and runs `ape-chat doctor` and `ape-chat bench ttft` at 8K to 64K
-#       tokens of context (chunks of 512) with every layer on the GPU: every
-#       mode with states read cold from disk, from the page cache, from
-#       pinned host memory and from GPU memory, against sequential prefill
-#       with flash attention off and on (the fair baseline is the faster).
-#       Results land in OUT (default .gpu/out). A .gpu/lib/ that already holds
-#       the CUDA libraries (from an earlier run's OUT) skips the build.
+#       writes random-weight models of real shapes (a qwen2 and a Llama-3-8B)
+#       and, with every layer on the GPU, most telling first: `doctor` on
+#       both, the CUDA-graphs diagnosis (diagnose_graphs), `bench ttft` on
+#       the 8B shape at 8K tokens (chunks of 512), `bench ttft --chunks 10
+#       --chunk-tokens 256` on the qwen shape (the CPU headline's setting),
+#       `bench context` (8K to 128K cached tokens) on the qwen shape, then
+#       the 8B shape at 16K to 64K. `bench ttft` times every mode with
+#       states read cold from disk, from the page cache, from pinned host
+#       memory and from GPU memory, against sequential prefill with flash
+#       attention off and on (the fair baseline is the faster). The log is
+#       OUT/gpu.txt (default OUT: .gpu/out); JSON and SVG results are packed
+#       into OUT/results.tar after every step. A .gpu/lib/ that already
+#       holds the CUDA libraries (from an earlier run's OUT, with
+#       KEEP_LIB=1) skips the build.
 #
 # Environment: CUDA_ARCH (default: the GPU's own), BENCH_CONTEXTS (default
-# "8192 16384 32768 65536"), REPEATS (default 3), SKIP_8B=1, BUDGET_S
+# "8192 16384 32768 65536"), CONTEXT_TOKENS (bench context's sizes, default
+# "8192,16384,32768,65536,131072"), REPEATS (default 3), SKIP_8B=1, BUDGET_S
 # (start no new step after this many seconds: device time is metered).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +38,9 @@ GPU=.gpu
 prepare() {
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ape-chat/target}"
   scripts/vendor-llama.sh
+  # llama-cpp-sys-2's build script hard-links the shared libraries into the
+  # target dir and fails on a dangling link left by an earlier build.
+  find "$CARGO_TARGET_DIR/release" -maxdepth 2 -name 'lib*.so*' -xtype l -delete 2>/dev/null || true
   cargo build --release --locked --features llama-shared
   mkdir -p "$GPU"
   cp "$CARGO_TARGET_DIR/release/ape-chat" "$GPU/ape-chat"
@@ -49,6 +59,7 @@ prepare() {
 }
 
 in_budget() {
+  pack
   [ "$SECONDS" -lt "${BUDGET_S:-999999}" ] && return 0
   echo "time budget of ${BUDGET_S} s reached after $SECONDS s: stopping here" | tee -a "$out/gpu.txt"
   return 1
@@ -60,8 +71,18 @@ device() {
   out=$(realpath -m "$out")
   mkdir -p "$out"
   local work=/tmp/ape-gpu
-  mkdir -p "$work"
+  # Results gather in $res and are packed into OUT/results.tar after every
+  # step (a device run returns at most 8 files; a run cut short keeps what
+  # the steps before it measured). OUT/gpu.txt is the readable log.
+  res="$work/results"
+  mkdir -p "$work" "$res"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+  # Random-weight models of real shapes (speed is independent of the values;
+  # exactness holds for any weights).
+  local site="$work/site"
+  python3 -m pip install -q --no-index --no-deps --target "$site" "$GPU"/gguf-*.whl
+  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+  start_models
   if ! ls "$GPU"/lib/libggml-cuda.so* >/dev/null 2>&1 && ls "$GPU"/lib.tar.xz.* >/dev/null 2>&1; then
     cat "$GPU"/lib.tar.xz.* | tar -C "$GPU" -xJ
   fi
@@ -86,40 +107,104 @@ device() {
     echo "llama.cpp CUDA build (sm_${arch:-90}): $((SECONDS - t0)) s" | tee -a "$out/gpu.txt"
     mkdir -p "$GPU/lib"
     find "$work/build" -name 'lib*.so*' -exec cp -P {} "$GPU/lib/" \;
-    # In pieces small enough to come back, so a later run can carry them
-    # (cat .gpu/lib.tar.xz.* | tar -C .gpu -xJ) and skip this build.
-    tar -C "$GPU" -cJf "$work/lib.tar.xz" lib
-    split -b 15m -d "$work/lib.tar.xz" "$out/lib.tar.xz."
-    du -h "$work/lib.tar.xz" | tee -a "$out/gpu.txt"
+    # KEEP_LIB=1: in pieces small enough to come back (about 40 MB, 3
+    # files), so a later run can carry them (cat .gpu/lib.tar.xz.* | tar -C
+    # .gpu -xJ) and skip this build.
+    if [ "${KEEP_LIB:-0}" = 1 ]; then
+      tar -C "$GPU" -cJf "$work/lib.tar.xz" lib
+      split -b 15m -d "$work/lib.tar.xz" "$out/lib.tar.xz."
+      du -h "$work/lib.tar.xz" | tee -a "$out/gpu.txt"
+    fi
   fi
   export LD_LIBRARY_PATH="$(realpath "$GPU/lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   local bin="$GPU/ape-chat"
   ldd "$bin" | grep -E 'llama|ggml' | tee -a "$out/gpu.txt"
 
-  # Random-weight models of real shapes (speed is independent of the values;
-  # exactness holds for any weights).
-  local site="$work/site"
-  python3 -m pip install -q --no-index --no-deps --target "$site" "$GPU"/gguf-*.whl
-  export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
   local cache="$work/cache"
   export APE_CHAT_CACHE_DIR="$cache" APE_CHAT_CONFIG="$work/config.toml"
   local shapes="qwen2.5-0.5b"
   [ "${SKIP_8B:-0}" = 1 ] || shapes="$shapes llama3-8b"
   for shape in $shapes; do
+    wait_model "$shape"
     in_budget || return 0
-    local model="$work/$shape.gguf"
-    [ -s "$model" ] || { local t0=$SECONDS; python3 "$GPU/random-gguf.py" "$shape" "$model"; \
-      echo "wrote $shape in $((SECONDS - t0)) s" | tee -a "$out/gpu.txt"; }
-    "$bin" doctor --model "$model" --json >"$out/doctor-$shape.json" || true
-    "$bin" doctor --model "$model" 2>&1 | tee -a "$out/gpu.txt" || true
+    "$bin" doctor --model "$work/$shape.gguf" --json >"$res/doctor-$shape.json" || true
+    "$bin" doctor --model "$work/$shape.gguf" 2>&1 | tee -a "$out/gpu.txt" || true
   done
+  diagnose_graphs
+  # Most telling first (device time is metered): the 8B shape at the first
+  # context, then the CPU headline's setting (10 x 256, the default model's
+  # shape), then cost vs context (8K-128K cached tokens), then the rest.
+  local contexts=(${BENCH_CONTEXTS:-8192 16384 32768 65536})
+  [ "${SKIP_8B:-0}" = 1 ] || ttft_8b "${contexts[0]}"
+  in_budget || return 0
+  "$bin" bench ttft --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256 \
+    --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-10x256.json" 2>>"$out/gpu.txt" \
+    && summarize "$res/bench-ttft-10x256.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
+  in_budget || return 0
+  "$bin" bench context --model "$work/qwen2.5-0.5b.gguf" --sequential-max 32768 \
+    --tokens "${CONTEXT_TOKENS:-8192,16384,32768,65536,131072}" \
+    --out "$res" 2>>"$out/gpu.txt" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
   [ "${SKIP_8B:-0}" = 1 ] && return 0
-  for ctx in ${BENCH_CONTEXTS:-8192 16384 32768 65536}; do
+  for ctx in "${contexts[@]:1}"; do
+    ttft_8b "$ctx"
+  done
+  pack
+}
+
+# ape-chat turns llama.cpp's CUDA graphs off (engine::configure_cuda_graphs):
+# with them on, the first bench on the H200 stopped with "an illegal
+# instruction was encountered". Which part needs them off: graphs on, with
+# and without llama.cpp's graph reuse (a reused graph's CUDA graph is
+# replayed without comparing its nodes) and the flash-attention context.
+diagnose_graphs() {
+  local v rc
+  for v in "APE_CHAT_CUDA_GRAPHS=1" "APE_CHAT_CUDA_GRAPHS=1 LLAMA_GRAPH_REUSE_DISABLE=1" \
+    "APE_CHAT_CUDA_GRAPHS=1 GGML_CUDA_DISABLE_FUSION=1"; do
     in_budget || return 0
-    "$bin" bench ttft --model "$work/llama3-8b.gguf" --chunks $((ctx / 512)) --chunk-tokens 512 \
-      --repeats "${REPEATS:-3}" --json >"$out/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
-      || tail -n 20 "$out/gpu.txt"
-    python3 - "$out/bench-ttft-$ctx.json" <<'PY' | tee -a "$out/gpu.txt"
+    rc=0
+    env $v APE_CHAT_LLAMA_LOG=1 APE_CHAT_CACHE_DIR="$work/graphs-cache" timeout 120 "$bin" bench ttft \
+      --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256 --repeats 1 --no-flash-baseline \
+      >/dev/null 2>"$work/graphs.log" || rc=$?
+    echo "CUDA graphs diagnosis [$v]: rc $rc; $(grep -A2 -m1 'CUDA error' "$work/graphs.log" | tr '\n' ' ')" \
+      | tee -a "$out/gpu.txt"
+  done
+}
+
+pack() {
+  [ -n "${res:-}" ] && tar -C "$res" -cf "$out/results.tar.part" . && mv "$out/results.tar.part" "$out/results.tar"
+  return 0
+}
+
+# Writes the random model SHAPE in the background (started before the CUDA
+# build, which leaves the disk idle) and waits for it here.
+start_models() {
+  local shape shapes="qwen2.5-0.5b"
+  [ "${SKIP_8B:-0}" = 1 ] || shapes="$shapes llama3-8b"
+  for shape in $shapes; do
+    [ -s "$work/$shape.gguf" ] && continue
+    ( t0=$SECONDS; python3 "$GPU/random-gguf.py" "$shape" "$work/$shape.gguf.part" \
+      && mv "$work/$shape.gguf.part" "$work/$shape.gguf" \
+      && echo "wrote $shape in $((SECONDS - t0)) s" >>"$out/gpu.txt" ) &
+    eval "model_pid_${shape//[.-]/_}=$!"
+  done
+}
+
+wait_model() {
+  local var="model_pid_${1//[.-]/_}"
+  [ -n "${!var:-}" ] && wait "${!var}" || true
+  [ -s "$work/$1.gguf" ] || { echo "model $1 was not written" | tee -a "$out/gpu.txt"; exit 1; }
+}
+
+ttft_8b() {
+  in_budget || return 0
+  local ctx=$1
+  "$bin" bench ttft --model "$work/llama3-8b.gguf" --chunks $((ctx / 512)) --chunk-tokens 512 \
+    --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
+    && summarize "$res/bench-ttft-$ctx.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
+}
+
+summarize() {
+  python3 - "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 base = next(m for m in r['modes'] if m['mode'] == r['baseline'])['ttft_ms']
@@ -130,7 +215,6 @@ for m in r['modes']:
 if r.get('ape_decode_vs_parallel'):
     print(f"  APE/parallel decode {r['ape_decode_vs_parallel']:.3f}")
 PY
-  done
 }
 
 case "${1:-}" in

@@ -56,11 +56,14 @@ pub struct ContextReport {
 }
 
 /// Times `o.modes` (and sequential where it fits) at every size in
-/// `o.sizes`, on chunks cut from real prose; `progress` hears what runs.
+/// `o.sizes`, on chunks cut from real prose; `progress` hears what runs and
+/// `checkpoint` gets the report after every size, so a run cut short (a
+/// time limit on a lent GPU, a killed process) keeps the sizes it finished.
 pub fn context(
     engine: &Engine,
     o: &ContextOptions,
     progress: &mut dyn FnMut(&str),
+    checkpoint: &mut dyn FnMut(&ContextReport) -> Result<(), BenchError>,
 ) -> Result<ContextReport, BenchError> {
     let mut sizes: Vec<usize> = o
         .sizes
@@ -89,7 +92,24 @@ pub fn context(
     ));
     let states = BenchStates::encode(&mut encoder, &prefix, largest, o.chunk_tokens, false)?;
     drop(encoder);
-    let mut points = Vec::new();
+    let tokens = (largest * o.chunk_tokens) as f64;
+    let mut report = ContextReport {
+        model: engine.path().display().to_string(),
+        architecture: engine.info().architecture.clone(),
+        machine: machine(),
+        threads: engine.options().threads,
+        window,
+        chunk_tokens: o.chunk_tokens,
+        repeats: o.repeats.max(1),
+        sequential_max: o.sequential_max,
+        chunk_encode_tokens_per_s: tokens / states.encode_s,
+        state_bytes_per_token: states.bytes as f64 / tokens,
+        kv_bytes_per_cell: crate::engine::memory::cell_bytes(
+            engine.info(),
+            engine.options().kv_type,
+        ),
+        points: Vec::new(),
+    };
     for &chunks in &sizes {
         let tokens = chunks * o.chunk_tokens;
         let work = Workload {
@@ -113,29 +133,13 @@ pub fn context(
             o.repeats,
             &mut |r, n| progress(&format!("{tokens} tokens: repeat {r}/{n}…")),
         )?;
-        points.push(ContextPoint {
+        report.points.push(ContextPoint {
             tokens,
             chunks,
             cells: fixed + tokens,
             modes,
         });
+        checkpoint(&report)?;
     }
-    let tokens = (largest * o.chunk_tokens) as f64;
-    Ok(ContextReport {
-        model: engine.path().display().to_string(),
-        architecture: engine.info().architecture.clone(),
-        machine: machine(),
-        threads: engine.options().threads,
-        window,
-        chunk_tokens: o.chunk_tokens,
-        repeats: o.repeats.max(1),
-        sequential_max: o.sequential_max,
-        chunk_encode_tokens_per_s: tokens / states.encode_s,
-        state_bytes_per_token: states.bytes as f64 / tokens,
-        kv_bytes_per_cell: crate::engine::memory::cell_bytes(
-            engine.info(),
-            engine.options().kv_type,
-        ),
-        points,
-    })
+    Ok(report)
 }

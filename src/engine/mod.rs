@@ -161,6 +161,35 @@ impl Default for EngineOptions {
     }
 }
 
+/// Turns llama.cpp's CUDA graphs off for this process unless
+/// `APE_CHAT_CUDA_GRAPHS=1` or `GGML_CUDA_DISABLE_GRAPHS` is already set.
+///
+/// Why: on an H200 (2026-11-26, `scripts/gpu-check.sh`), `bench ttft` with
+/// CUDA graphs on stopped at its first timed prefill with "an illegal
+/// instruction was encountered", while `doctor`'s exactness checks passed;
+/// with graphs off every mode ran. The cause is not isolated yet (the GPU
+/// script runs the diagnosis first); graphs only speed up the launch of
+/// many small kernels, so this costs decode a little and APE nothing.
+///
+/// Call it first thing in `main`, before any thread starts: ggml reads the
+/// variable once, at its first graph.
+pub fn configure_cuda_graphs() {
+    if disable_cuda_graphs(
+        std::env::var_os("APE_CHAT_CUDA_GRAPHS").as_deref(),
+        std::env::var_os("GGML_CUDA_DISABLE_GRAPHS").is_some(),
+    ) {
+        std::env::set_var("GGML_CUDA_DISABLE_GRAPHS", "1");
+    }
+}
+
+/// Whether [`configure_cuda_graphs`] sets `GGML_CUDA_DISABLE_GRAPHS`: only
+/// in builds that can load the CUDA backend, never over the user's choice.
+fn disable_cuda_graphs(ape_chat_cuda_graphs: Option<&std::ffi::OsStr>, ggml_set: bool) -> bool {
+    cfg!(any(feature = "cuda", feature = "llama-shared"))
+        && !ggml_set
+        && ape_chat_cuda_graphs.is_none_or(|v| v != "1")
+}
+
 /// llama.cpp's backend may be initialised once per process.
 fn backend() -> Result<&'static LlamaBackend, EngineError> {
     static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
@@ -450,5 +479,21 @@ fn describe(model: &LlamaModel, id: ModelId, file_bytes: u64) -> ModelInfo {
         has_chat_template: model.chat_template(None).is_ok(),
         architecture,
         id,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::disable_cuda_graphs;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn cuda_graphs_are_turned_off_only_in_gpu_builds_and_never_over_the_user() {
+        let gpu = cfg!(any(feature = "cuda", feature = "llama-shared"));
+        assert_eq!(disable_cuda_graphs(None, false), gpu);
+        assert_eq!(disable_cuda_graphs(Some(OsStr::new("0")), false), gpu);
+        // The user asked for graphs, or set ggml's own variable either way.
+        assert!(!disable_cuda_graphs(Some(OsStr::new("1")), false));
+        assert!(!disable_cuda_graphs(None, true));
     }
 }

@@ -310,3 +310,43 @@ fn bench_context_times_past_the_window_and_sequential_only_where_it_fits() {
         "the chart names its axes and modes"
     );
 }
+
+/// A `bench context` cut short (a lent GPU's time limit, a kill) keeps the
+/// sizes it finished: the JSON holds every finished size the moment the next
+/// one starts.
+#[test]
+fn bench_context_cut_short_keeps_the_sizes_it_finished() {
+    use std::io::{BufRead, BufReader};
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut child = ape_chat(cache.path())
+        .args(["bench", "context", "--tokens", "256,512,1024"])
+        .args(["--chunk-tokens", "128", "--sequential-max", "0"])
+        .args(["--decode-tokens", "1", "--out"])
+        .arg(out.path())
+        .arg("--model")
+        .arg(tiny_model_path())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut seen = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.expect("line");
+        seen.push(line.clone());
+        if line.contains("512 tokens: repeat") {
+            break;
+        }
+    }
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    let json: Value = serde_json::from_slice(
+        &std::fs::read(out.path().join("bench-context.json"))
+            .unwrap_or_else(|e| panic!("partial json: {e}; stderr: {seen:?}")),
+    )
+    .expect("json");
+    let points = json["points"].as_array().expect("points");
+    assert_eq!(points.len(), 1, "{json}");
+    assert_eq!(points[0]["tokens"].as_u64(), Some(256));
+}

@@ -70,11 +70,23 @@ pub fn run(model: &ModelArgs, args: &ContextArgs) -> anyhow::Result<ExitCode> {
         sequential_max: args.sequential_max,
     };
     let quiet = args.json;
-    let report = context(&engine, &options, &mut |m| {
-        if !quiet {
-            eprintln!("{}", dim(m));
-        }
-    })?;
+    std::fs::create_dir_all(&args.out)?;
+    let partial = args.out.join("bench-context.json");
+    let report = context(
+        &engine,
+        &options,
+        &mut |m| {
+            if !quiet {
+                eprintln!("{}", dim(m));
+            }
+        },
+        // The sizes done so far, replaced by the whole report at the end.
+        &mut |r| {
+            let text = serde_json::to_string_pretty(r).map_err(std::io::Error::from)?;
+            crate::fsutil::write_atomic(&partial, &[text.as_bytes()])?;
+            Ok(())
+        },
+    )?;
     super::write_report(
         &args.out,
         "bench-context",
