@@ -96,19 +96,23 @@ fn ape_at_identity_over_many_chunks_is_parallel_attention_token_for_token() {
 fn ape_math_holds_over_many_chunks_past_the_window() {
     let texts: Vec<String> = (0..36).map(|i| prose(i + 50, 22)).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let r = check::ape_math(
-        engine(),
-        &layout(),
-        &refs,
-        "Who planted rows of quince?",
-        ApeParams::new(0.8, 0.9),
-        1,
-        EditPath::Softmax,
-    )
-    .expect("runs");
-    assert_eq!(r.chunks, 36);
-    assert_eq!(r.layout_errors, 0, "{r:?}");
-    assert!(r.max_abs_error <= 1e-5, "{r:?}");
+    // Both places the edit can run: llama.cpp's patched softmax, and the
+    // eval callback (focus and attribution use it).
+    for path in [EditPath::Softmax, EditPath::Callback] {
+        let r = check::ape_math(
+            engine(),
+            &layout(),
+            &refs,
+            "Who planted rows of quince?",
+            ApeParams::new(0.8, 0.9),
+            1,
+            path,
+        )
+        .expect("runs");
+        assert_eq!(r.chunks, 36);
+        assert_eq!(r.layout_errors, 0, "{path:?}: {r:?}");
+        assert!(r.max_abs_error <= 1e-5, "{path:?}: {r:?}");
+    }
 }
 
 #[test]
