@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 use crate::answer::AskOptions;
 use crate::conversation::{self, Message};
 use crate::engine::{Sampling, StopReason};
+use crate::index::TopK;
 use crate::ingest::Place;
 use crate::service::{AnswerEvent, Answered, AskRefused, Handle, Question};
 
@@ -76,6 +77,7 @@ struct App {
 }
 
 /// An OpenAI-style error response.
+#[derive(Debug)]
 struct ApiError {
     status: StatusCode,
     kind: &'static str,
@@ -179,6 +181,14 @@ struct ChatRequest {
     presence_penalty: Option<f32>,
     #[serde(default)]
     frequency_penalty: Option<f32>,
+    /// ape-chat's own (`extra_body` in OpenAI's clients): chunks to read, a
+    /// number or `"all"`, as `--top-k`.
+    #[serde(default)]
+    top_k: Option<TopK>,
+    /// ape-chat's own: files (relative to the folder) read whole besides
+    /// the best chunks, as `--file`.
+    #[serde(default)]
+    files: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -282,6 +292,9 @@ impl ChatRequest {
             }
             Some(_) => o.generate.sampling = Sampling::Greedy,
             None => {}
+        }
+        if let Some(k) = self.top_k {
+            o.top_k = k;
         }
         Ok(o)
     }
@@ -467,6 +480,7 @@ fn parse(app: &App, bytes: &[u8]) -> Result<(ChatRequest, Question), ApiError> {
         .map_err(|e| ApiError::invalid(format!("the body is not a chat request: {e}")))?;
     req.check()?;
     let options = req.options(app.options.ask.clone())?;
+    let files = req.files.clone();
     let (text, history) = conversation::from_messages(&req.messages).map_err(|e| ApiError {
         param: Some("messages".into()),
         ..ApiError::invalid(e.to_string())
@@ -477,7 +491,7 @@ fn parse(app: &App, bytes: &[u8]) -> Result<(ChatRequest, Question), ApiError> {
             text,
             history,
             options: Some(options),
-            files: Vec::new(),
+            files,
         },
     ))
 }
@@ -638,11 +652,12 @@ async fn complete(
     while let Some(e) = rx.recv().await {
         match e {
             AnswerEvent::Started { .. } | AnswerEvent::Token(_) => {}
-            AnswerEvent::Failed(e) => {
+            AnswerEvent::Failed(f) if f.by_request => return Err(ApiError::invalid(f.message)),
+            AnswerEvent::Failed(f) => {
                 return Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "server_error",
-                    e,
+                    f.message,
                 ))
             }
             AnswerEvent::Answered(done) => {
@@ -698,8 +713,15 @@ fn stream(
             let sent = match e {
                 AnswerEvent::Started { .. } => continue,
                 AnswerEvent::Token(t) => out.send(chunk(json!({"content": t}), None)).await,
-                AnswerEvent::Failed(msg) => {
-                    let v = json!({"error": {"message": msg, "type": "server_error"}});
+                AnswerEvent::Failed(f) => {
+                    // Headers went out with the stream: the error is its
+                    // last event, typed as a 400 or a 500 would be.
+                    let kind = if f.by_request {
+                        "invalid_request_error"
+                    } else {
+                        "server_error"
+                    };
+                    let v = json!({"error": {"message": f.message, "type": kind}});
                     let _ = out.send(Ok(Event::default().data(v.to_string()))).await;
                     break;
                 }
@@ -784,9 +806,38 @@ mod tests {
             (r#""temperature":3"#, "between 0 and 2"),
             (r#""frobnicate":1"#, "unknown field `frobnicate`"),
             (r#""max_tokens":"ten""#, "invalid type"),
+            (r#""top_k":"many""#, "top-k must be"),
+            (r#""top_k":0"#, "top-k must be"),
+            (r#""files":"a.md""#, "invalid type"),
         ] {
             let e = req(&format!("{{{msgs},{extra}}}")).expect_err(extra);
             assert!(e.contains(says), "{extra}: {e}");
         }
+    }
+
+    #[test]
+    fn top_k_and_whole_files_come_with_the_request() {
+        let msgs = r#""messages":[{"role":"user","content":"hi"}]"#;
+        let r: ChatRequest = serde_json::from_str(&format!(
+            r#"{{{msgs},"top_k":"all","files":["a.md","b/c.csv"]}}"#
+        ))
+        .expect("parses");
+        let o = r.options(AskOptions::default()).expect("options");
+        assert_eq!(o.top_k, TopK::All);
+        assert_eq!(r.files, ["a.md", "b/c.csv"]);
+        let r: ChatRequest =
+            serde_json::from_str(&format!(r#"{{{msgs},"top_k":12}}"#)).expect("parses");
+        assert_eq!(
+            r.options(AskOptions::default()).expect("options").top_k,
+            TopK::Best(12)
+        );
+        // Unset, the server's own setting stays.
+        let r: ChatRequest = serde_json::from_str(&format!("{{{msgs}}}")).expect("parses");
+        let base = AskOptions {
+            top_k: TopK::Best(3),
+            ..AskOptions::default()
+        };
+        assert_eq!(r.options(base).expect("options").top_k, TopK::Best(3));
+        assert!(r.files.is_empty());
     }
 }

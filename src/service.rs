@@ -98,7 +98,23 @@ pub enum AnswerEvent {
     },
     Token(String),
     Answered(Box<Answered>),
-    Failed(String),
+    Failed(Failure),
+}
+
+/// Why a question was not answered.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub message: String,
+    /// The question itself asked for what cannot be (a file the folder
+    /// does not have, more than the memory budget holds, past the model's
+    /// window): a server answers 400, not 500.
+    pub by_request: bool,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
 }
 
 /// A finished answer and its sources' texts (for previews), in source
@@ -327,7 +343,10 @@ impl Service {
         drop(self.handle);
         while let Ok(r) = self.rx.recv() {
             if let Request::Ask(p) = r {
-                let _ = p.events.send(AnswerEvent::Failed(message.to_string()));
+                let _ = p.events.send(AnswerEvent::Failed(Failure {
+                    message: message.to_string(),
+                    by_request: false,
+                }));
             }
         }
     }
@@ -634,7 +653,10 @@ fn answer(ws: &mut Workspace<'_>, o: &ServiceOptions, p: Pending) {
             let _ = events.send(AnswerEvent::Answered(Box::new(Answered { answer, texts })));
         }
         Err(e) => {
-            let _ = events.send(AnswerEvent::Failed(e.to_string()));
+            let _ = events.send(AnswerEvent::Failed(Failure {
+                message: e.to_string(),
+                by_request: e.is_the_request(),
+            }));
         }
     }
 }

@@ -52,6 +52,21 @@ pub enum WorkspaceError {
     Lock(#[from] std::io::Error),
 }
 
+impl WorkspaceError {
+    /// Whether the question asked for what cannot be, rather than the
+    /// folder or the machine failing: a file the index does not have, more
+    /// cells than the memory budget, a question past the model's window.
+    pub fn is_the_request(&self) -> bool {
+        matches!(
+            self,
+            WorkspaceError::Index(IndexError::NoSuchFile { .. })
+                | WorkspaceError::Engine(
+                    EngineError::OverBudget { .. } | EngineError::PastWindow { .. }
+                )
+        )
+    }
+}
+
 /// One unit of background work done by [`Workspace::step`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -265,5 +280,27 @@ impl<'e> Workspace<'e> {
 impl Drop for Workspace<'_> {
     fn drop(&mut self) {
         crate::kvstore::unpublish_tiers();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_the_question_asked_for_is_the_request_at_fault() {
+        let no_file = WorkspaceError::Index(IndexError::NoSuchFile {
+            path: "a.md".into(),
+            hint: String::new(),
+        });
+        let past = WorkspaceError::Engine(EngineError::PastWindow {
+            positions: 9000,
+            window: 8192,
+        });
+        assert!(no_file.is_the_request() && past.is_the_request());
+        let lock = WorkspaceError::Lock(std::io::Error::other("busy"));
+        assert!(!lock.is_the_request());
+        assert!(!WorkspaceError::Index(IndexError::Busy).is_the_request());
+        assert!(!WorkspaceError::ChunkTokens.is_the_request());
     }
 }

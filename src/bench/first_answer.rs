@@ -167,7 +167,7 @@ impl Client {
                     };
                     return Ok((figures, waited));
                 }
-                AnswerEvent::Failed(e) => return Err(BenchError::Setup(e)),
+                AnswerEvent::Failed(e) => return Err(BenchError::Setup(e.message)),
             }
         }
     }

@@ -128,7 +128,7 @@ fn ask(
             let msg = match event {
                 AnswerEvent::Started { .. } => continue,
                 AnswerEvent::Token(t) => Msg::Token(t),
-                AnswerEvent::Failed(e) => Msg::Failed(e),
+                AnswerEvent::Failed(e) => Msg::Failed(e.message),
                 AnswerEvent::Answered(done) => {
                     let a = &done.answer;
                     if !a.notes.is_empty() {

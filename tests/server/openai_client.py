@@ -97,6 +97,21 @@ check(after["usage"]["conversation_turns"] == 1, "the earlier turn is in the pro
 check(alone["usage"]["conversation_turns"] == 0, "and only there")
 followup_found_alone = shadow(alone)
 
+# --- whole files and top_k: ape-chat's own fields, through extra_body ------------
+chunks = health()["folder"]["chunks"]
+every = client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=4,
+    extra_body={"top_k": "all"},
+).to_dict()
+check(len(every["sources"]) == chunks, f"top_k all reads all {chunks} chunks: {len(every['sources'])}")
+one = client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=4,
+    extra_body={"top_k": 1, "files": ["field-notes-kestrels.md"]},
+).to_dict()
+kestrels = [s for s in one["sources"] if s["path"] == "field-notes-kestrels.md"]
+check(kestrels and len(one["sources"]) == len(kestrels) + 1,
+      f"the file whole plus the best other chunk: {[s['path'] for s in one['sources']]}")
+
 # --- the key -----------------------------------------------------------------
 keyed = openai.OpenAI(base_url=KEY_BASE, api_key="wrong", max_retries=0)
 try:
@@ -129,6 +144,8 @@ refused(400, "last message", messages=[{"role": "assistant", "content": "hi"}])
 refused(400, "unknown field", messages=msgs, extra_body={"frobnicate": 1})
 refused(400, "invalid type", messages=msgs, extra_body={"max_tokens": "ten"})
 refused(400, "missing field `messages`", extra_body={}, messages=openai.NOT_GIVEN)
+refused(400, "not an indexed file", messages=msgs, extra_body={"files": ["no-such-notes.md"]})
+refused(400, "top-k must be", messages=msgs, extra_body={"top_k": "many"})
 refused(413, "larger than", messages=[{"role": "user", "content": "x" * (2 << 20)}])
 
 
