@@ -111,12 +111,6 @@ pub struct Failure {
     pub by_request: bool,
 }
 
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
 /// A finished answer and its sources' texts (for previews), in source
 /// order.
 pub struct Answered {

@@ -87,28 +87,7 @@ pub fn wide_identity(
     let refs: Vec<&ChunkState> = chunks.iter().collect();
     let (parallel, greedy) = run(&mut s, Mode::Parallel, &prefix, &refs, &q, steps, None)?;
     let max_position = s.position().saturating_sub(1);
-    let ape = |s: &mut Session<'_>, path| {
-        run_on(
-            s,
-            Mode::Ape(ApeParams::IDENTITY),
-            path,
-            &prefix,
-            &refs,
-            &q,
-            steps,
-            Some(&greedy),
-        )
-    };
-    let (softmax, _) = ape(&mut s, EditPath::Softmax)?;
-    s.load_parallel(&prefix, &refs)?;
-    s.force_ape(ApeParams::IDENTITY, EditPath::Callback)?;
-    s.start_attribution();
-    let (callback, _) = continue_after(&mut s, &q, steps, Some(&greedy))?;
-    let shares = s.attention_shares().unwrap_or_default();
-    let sum: f64 = shares.iter().sum();
-    let edited = |s: &mut Session<'_>| {
-        let p = ApeParams::new(0.8, 0.9);
-        let path = EditPath::Callback;
+    let ape = |s: &mut Session<'_>, p, path| {
         run_on(
             s,
             Mode::Ape(p),
@@ -120,10 +99,18 @@ pub fn wide_identity(
             Some(&greedy),
         )
     };
-    let (in_blocks, _) = edited(&mut s)?;
+    let (softmax, _) = ape(&mut s, ApeParams::IDENTITY, EditPath::Softmax)?;
+    s.load_parallel(&prefix, &refs)?;
+    s.force_ape(ApeParams::IDENTITY, EditPath::Callback)?;
+    s.start_attribution();
+    let (callback, _) = continue_after(&mut s, &q, steps, Some(&greedy))?;
+    let shares = s.attention_shares().unwrap_or_default();
+    let sum: f64 = shares.iter().sum();
+    let edited = ApeParams::new(0.8, 0.9);
+    let (in_blocks, _) = ape(&mut s, edited, EditPath::Callback)?;
     // Under a probe the callback edits the whole tensor at once.
     s.set_probe(Some(Box::new(|_: &ProbeEvent<'_>| {})));
-    let (whole, _) = edited(&mut s)?;
+    let (whole, _) = ape(&mut s, edited, EditPath::Callback)?;
     s.set_probe(None);
     Ok(WideReport {
         chunks: refs.len(),

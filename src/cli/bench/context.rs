@@ -70,8 +70,6 @@ pub fn run(model: &ModelArgs, args: &ContextArgs) -> anyhow::Result<ExitCode> {
         sequential_max: args.sequential_max,
     };
     let quiet = args.json;
-    std::fs::create_dir_all(&args.out)?;
-    let partial = args.out.join("bench-context.json");
     let report = context(
         &engine,
         &options,
@@ -81,11 +79,7 @@ pub fn run(model: &ModelArgs, args: &ContextArgs) -> anyhow::Result<ExitCode> {
             }
         },
         // The sizes done so far, replaced by the whole report at the end.
-        &mut |r| {
-            let text = serde_json::to_string_pretty(r).map_err(std::io::Error::from)?;
-            crate::fsutil::write_atomic(&partial, &[text.as_bytes()])?;
-            Ok(())
-        },
+        &mut |r| Ok(super::write_json(&args.out, "bench-context", r).map(|_| ())?),
     )?;
     super::write_report(
         &args.out,

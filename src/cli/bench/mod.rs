@@ -130,6 +130,20 @@ fn frontier_modes(ape: ApeParams) -> Vec<Mode> {
     bench_modes(ape).into_iter().chain(windows).collect()
 }
 
+/// Writes `report` as `DIR/STEM.json` (atomically: a reader never sees
+/// half a file); returns the path and the text.
+fn write_json<R: serde::Serialize>(
+    dir: &Path,
+    stem: &str,
+    report: &R,
+) -> std::io::Result<(std::path::PathBuf, String)> {
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!("{stem}.json"));
+    let text = serde_json::to_string_pretty(report).map_err(std::io::Error::from)?;
+    crate::fsutil::write_atomic(&path, &[text.as_bytes()])?;
+    Ok((path, text))
+}
+
 /// Writes `report` as `DIR/STEM.json` and its chart as `DIR/STEM.svg`
 /// (drawn by `draw`), then prints the JSON (`json`), or the report as
 /// `human` prints it and where both went.
@@ -141,11 +155,8 @@ fn write_report<R: serde::Serialize>(
     draw: impl FnOnce(&Path) -> Result<(), crate::bench::BenchError>,
     human: impl FnOnce(),
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let json_path = dir.join(format!("{stem}.json"));
+    let (json_path, text) = write_json(dir, stem, report)?;
     let svg_path = dir.join(format!("{stem}.svg"));
-    let text = serde_json::to_string_pretty(report)?;
-    crate::fsutil::write_atomic(&json_path, &[text.as_bytes()])?;
     draw(&svg_path)?;
     if json {
         println!("{text}");
