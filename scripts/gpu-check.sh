@@ -14,11 +14,12 @@
 #       those very sources (same ABI as the binary, which then loads them),
 #       writes random-weight models of real shapes (a qwen2 and a Llama-3-8B)
 #       and, with every layer on the GPU, most telling first: `doctor` on
-#       both, the CUDA-graphs diagnosis (diagnose_graphs), `bench ttft` on
-#       the 8B shape at 8K tokens (chunks of 512), `bench ttft --chunks 10
+#       both, `bench ttft` on the 8B shape at 8K tokens (chunks of 512),
+#       `bench context` (8K to 128K cached tokens) on the qwen shape, the
+#       CUDA-graphs diagnosis (diagnose_graphs), `bench ttft --chunks 10
 #       --chunk-tokens 256` on the qwen shape (the CPU headline's setting),
-#       `bench context` (8K to 128K cached tokens) on the qwen shape, then
-#       the 8B shape at 16K to 64K. `bench ttft` times every mode with
+#       then the 8B shape at 16K to 64K; each step's start is logged.
+#       `bench ttft` times every mode with
 #       states read cold from disk, from the page cache, from pinned host
 #       memory and from GPU memory, against sequential prefill with flash
 #       attention off and on (the fair baseline is the faster). The log is
@@ -76,6 +77,10 @@ device() {
   # the steps before it measured). OUT/gpu.txt is the readable log.
   res="$work/results"
   mkdir -p "$work" "$res"
+  # Also every 20 s, so that a step cut short by the command's time limit
+  # (bench context writes its JSON after every size) keeps what it wrote.
+  ( while sleep 20; do pack; done ) &
+  trap "kill $! 2>/dev/null || true" EXIT
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
   # Random-weight models of real shapes (speed is independent of the values;
   # exactness holds for any weights).
@@ -127,23 +132,27 @@ device() {
   for shape in $shapes; do
     wait_model "$shape"
     in_budget || return 0
-    "$bin" doctor --model "$work/$shape.gguf" --json >"$res/doctor-$shape.json" || true
-    "$bin" doctor --model "$work/$shape.gguf" 2>&1 | tee -a "$out/gpu.txt" || true
+    step "doctor, $shape shape"
+    "$bin" doctor --model "$work/$shape.gguf" --json >"$res/doctor-$shape.json" 2>>"$out/gpu.txt" || true
+    doctor_summary "$res/doctor-$shape.json" | tee -a "$out/gpu.txt"
   done
-  diagnose_graphs
   # Most telling first (device time is metered): the 8B shape at the first
-  # context, then the CPU headline's setting (10 x 256, the default model's
-  # shape), then cost vs context (8K-128K cached tokens), then the rest.
+  # context, then cost vs context (8K-128K cached tokens), the CUDA-graphs
+  # diagnosis, the CPU headline's setting (10 x 256, the default model's
+  # shape), then the rest.
   local contexts=(${BENCH_CONTEXTS:-8192 16384 32768 65536})
   [ "${SKIP_8B:-0}" = 1 ] || ttft_8b "${contexts[0]}"
   in_budget || return 0
-  "$bin" bench ttft --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256 \
-    --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-10x256.json" 2>>"$out/gpu.txt" \
-    && summarize "$res/bench-ttft-10x256.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
-  in_budget || return 0
+  step "bench context, qwen2.5-0.5b shape"
   "$bin" bench context --model "$work/qwen2.5-0.5b.gguf" --sequential-max 32768 \
     --tokens "${CONTEXT_TOKENS:-8192,16384,32768,65536,131072}" \
     --out "$res" 2>>"$out/gpu.txt" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
+  diagnose_graphs
+  in_budget || return 0
+  step "bench ttft 10 x 256, qwen2.5-0.5b shape"
+  "$bin" bench ttft --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256 \
+    --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-10x256.json" 2>>"$out/gpu.txt" \
+    && summarize "$res/bench-ttft-10x256.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
   [ "${SKIP_8B:-0}" = 1 ] && return 0
   for ctx in "${contexts[@]:1}"; do
     ttft_8b "$ctx"
@@ -153,25 +162,54 @@ device() {
 
 # ape-chat turns llama.cpp's CUDA graphs off (engine::configure_cuda_graphs):
 # with them on, the first bench on the H200 stopped with "an illegal
-# instruction was encountered". Which part needs them off: graphs on, with
+# instruction was encountered" (what a kernel's __trap() reports, e.g.
+# ggml-cuda's NO_DEVICE_CODE). Which part needs them off: graphs on, with
 # and without llama.cpp's graph reuse (a reused graph's CUDA graph is
-# replayed without comparing its nodes) and the flash-attention context.
+# replayed without comparing its nodes) and op fusion; each line names the
+# step that was running (bench's progress), the kernel's own message if it
+# printed one, and the error. When the plain run fails, compute-sanitizer
+# names the faulting kernel.
 diagnose_graphs() {
-  local v rc
+  local v rc log="$work/graphs.log"
+  local cmd=("$bin" bench ttft --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256
+    --repeats 1 --no-flash-baseline)
   for v in "APE_CHAT_CUDA_GRAPHS=1" "APE_CHAT_CUDA_GRAPHS=1 LLAMA_GRAPH_REUSE_DISABLE=1" \
     "APE_CHAT_CUDA_GRAPHS=1 GGML_CUDA_DISABLE_FUSION=1"; do
     in_budget || return 0
+    step "CUDA graphs diagnosis [$v]"
     rc=0
-    env $v APE_CHAT_LLAMA_LOG=1 APE_CHAT_CACHE_DIR="$work/graphs-cache" timeout 120 "$bin" bench ttft \
-      --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256 --repeats 1 --no-flash-baseline \
-      >/dev/null 2>"$work/graphs.log" || rc=$?
-    echo "CUDA graphs diagnosis [$v]: rc $rc; $(grep -A2 -m1 'CUDA error' "$work/graphs.log" | tr '\n' ' ')" \
-      | tee -a "$out/gpu.txt"
+    env $v APE_CHAT_LLAMA_LOG=1 APE_CHAT_CACHE_DIR="$work/graphs-cache" timeout 120 "${cmd[@]}" \
+      >/dev/null 2>"$log" || rc=$?
+    echo "CUDA graphs diagnosis [$v]: rc $rc; $(graphs_failure "$log")" | tee -a "$out/gpu.txt"
+    local san
+    san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    if [ "$v" = APE_CHAT_CUDA_GRAPHS=1 ] && [ "$rc" != 0 ] && [ -x "$san" ]; then
+      in_budget || return 0
+      step "compute-sanitizer, graphs on"
+      rc=0
+      APE_CHAT_CUDA_GRAPHS=1 APE_CHAT_CACHE_DIR="$work/graphs-cache" timeout 100 "$san" \
+        --tool memcheck --print-limit 5 "${cmd[@]}" >"$work/sanitizer.log" 2>&1 || rc=$?
+      cp "$work/sanitizer.log" "$res/compute-sanitizer.log"
+      echo "compute-sanitizer: rc $rc; $(grep -m8 -E '=========.*(Error|error|at |by thread|in )' "$work/sanitizer.log" | tr '\n' ' ')" \
+        | tee -a "$out/gpu.txt"
+    fi
   done
 }
 
+# The last progress line before the error, the error, a kernel's own message.
+graphs_failure() {
+  grep -E 'encoding|repeat|starting' "$1" | tail -n1 | tr '\n' ' '
+  grep -A2 -m1 'CUDA error' "$1" | tr '\n' ' '
+  grep -m2 -i -E 'no device code|ERROR: ' "$1" | tr '\n' ' '
+}
+
+step() {
+  echo "-- [${SECONDS} s] $*" >>"$out/gpu.txt"
+}
+
 pack() {
-  [ -n "${res:-}" ] && tar -C "$res" -cf "$out/results.tar.part" . && mv "$out/results.tar.part" "$out/results.tar"
+  local part="$out/results.tar.$BASHPID.part"
+  [ -n "${res:-}" ] && tar -C "$res" -cf "$part" . && mv "$part" "$out/results.tar"
   return 0
 }
 
@@ -198,9 +236,24 @@ wait_model() {
 ttft_8b() {
   in_budget || return 0
   local ctx=$1
+  step "bench ttft $ctx tokens (chunks of 512), llama3-8b shape"
   "$bin" bench ttft --model "$work/llama3-8b.gguf" --chunks $((ctx / 512)) --chunk-tokens 512 \
     --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
     && summarize "$res/bench-ttft-$ctx.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
+}
+
+# One line per doctor check: passed or not, and its figure.
+doctor_summary() {
+  python3 - "$1" <<'PY' || echo "doctor: no report (it stopped)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"doctor {d['info']['name']}: {'ok' if d.get('ok') else 'FAILED'}")
+for k, v in d.items():
+    if isinstance(v, dict) and 'passed' in v:
+        r = v.get('result') or {}
+        figs = {f: r[f] for f in r if isinstance(r[f], (int, float)) and f not in ('steps', 'chunks', 'layers', 'decode_steps')}
+        print(f"  {k}: {'passed' if v['passed'] else 'FAILED'} {figs} {r.get('path', '')}")
+PY
 }
 
 summarize() {
