@@ -24,6 +24,10 @@ pub struct FileRecord {
     /// blake3 of the file's bytes.
     pub hash: String,
     pub chunks: Vec<ChunkId>,
+    /// How it was read ([`crate::ingest::extract::reading`]): a file read
+    /// the way an older build read it is read again.
+    #[serde(default)]
+    pub reading: u32,
 }
 
 /// A chunk's metadata (its text lives in the BM25 store).

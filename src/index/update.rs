@@ -23,7 +23,8 @@ use serde::Serialize;
 use super::manifest::{ChunkId, ChunkRecord, FileRecord};
 use super::{FolderIndex, IndexError};
 use crate::engine::Session;
-use crate::ingest::{chunk_document, extract::extract, walk, Chunk, Document, FileEntry, Skipped};
+use crate::ingest::extract::{extract, reading};
+use crate::ingest::{chunk_document, walk, Chunk, Document, FileEntry, Skipped};
 use crate::states::States;
 
 /// The three stages.
@@ -319,8 +320,9 @@ impl FolderIndex {
         let mut pending = Vec::new();
         let budget = self.manifest.chunk_tokens;
         for f in files {
+            let read_as = reading(&f.abs);
             if let Some(rec) = self.manifest.files.get(&f.rel) {
-                if rec.size == f.size && rec.mtime_ns == f.mtime_ns {
+                if rec.size == f.size && rec.mtime_ns == f.mtime_ns && rec.reading == read_as {
                     r.files_unchanged += 1;
                     continue;
                 }
@@ -337,7 +339,7 @@ impl FolderIndex {
             };
             let hash = blake3::hash(&bytes).to_hex().to_string();
             if let Some(rec) = self.manifest.files.get_mut(&f.rel) {
-                if rec.hash == hash {
+                if rec.hash == hash && rec.reading == read_as {
                     (rec.size, rec.mtime_ns) = (f.size, f.mtime_ns); // touched, not changed
                     r.files_unchanged += 1;
                     continue;
@@ -420,6 +422,7 @@ impl FolderIndex {
                 mtime_ns: p.entry.mtime_ns,
                 hash: p.hash,
                 chunks: ids,
+                reading: reading(&p.entry.abs),
             },
         );
         r.files_indexed += 1;

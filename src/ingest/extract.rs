@@ -238,6 +238,17 @@ pub fn kind(path: &Path) -> Option<Kind> {
     })
 }
 
+/// How files like `path` are read, as a number each index records per
+/// file: a kind's number rises when its text changes (tables gained their
+/// digest: 1), so that existing indexes read those files again, and only
+/// those.
+pub fn reading(path: &Path) -> u32 {
+    match kind(path) {
+        Some(Kind::Xlsx | Kind::Ods | Kind::Xls | Kind::Csv | Kind::Tsv) => 1,
+        _ => 0,
+    }
+}
+
 /// Whether the start of a file (its first few KiB) reads as text, by the
 /// same test as [`extract`]: no NUL byte, unless a UTF-16 byte-order mark.
 pub fn looks_like_text(head: &[u8]) -> bool {

@@ -546,3 +546,56 @@ fn a_full_disk_is_a_clear_error_and_the_next_run_recovers() {
         "everything was done: {again}"
     );
 }
+
+#[test]
+fn tables_an_older_build_read_are_read_again_for_their_digest_and_nothing_else_is() {
+    let (cache, root) = (tempdir(), tempdir());
+    fs::write(root.path().join("notes.md"), NOTES).expect("write");
+    let csv: String = std::iter::once("name,team\n".to_string())
+        .chain((0..30).map(|i| format!("Person {i},{}\n", ["Red", "Blue"][i % 3 / 2])))
+        .collect();
+    fs::write(root.path().join("people.csv"), csv).expect("write");
+    let first = index(cache.path(), root.path());
+    assert_eq!(n(&first, "files_indexed"), 2);
+    let with_digest = manifest(cache.path());
+    let headings = |m: &Value| -> Vec<String> {
+        m["chunks"]
+            .as_object()
+            .expect("chunks")
+            .values()
+            .filter(|c| c["path"] == "people.csv")
+            .map(|c| c["heading"].to_string())
+            .collect()
+    };
+    assert!(
+        headings(&with_digest)
+            .iter()
+            .any(|h| h.contains("Summary of the table")),
+        "{:?}",
+        headings(&with_digest)
+    );
+    assert_eq!(with_digest["files"]["people.csv"]["reading"], 1);
+
+    // What an index written before tables had digests looks like: no
+    // `reading` in its records.
+    let dir = fs::read_dir(cache.path().join("indexes"))
+        .expect("indexes")
+        .flatten()
+        .next()
+        .expect("index")
+        .path();
+    let mut old = with_digest.clone();
+    for f in old["files"].as_object_mut().expect("files").values_mut() {
+        f.as_object_mut().expect("record").remove("reading");
+    }
+    fs::write(dir.join("manifest.json"), old.to_string()).expect("write");
+
+    let again = index(cache.path(), root.path());
+    assert_eq!(n(&again, "files_indexed"), 1, "only the table: {again}");
+    assert_eq!(n(&again, "files_unchanged"), 1, "{again}");
+    let after = manifest(cache.path());
+    assert_eq!(after["files"]["people.csv"]["reading"], 1);
+    assert_eq!(after["files"]["notes.md"], with_digest["files"]["notes.md"]);
+    let noop = index(cache.path(), root.path());
+    assert_eq!(n(&noop, "files_indexed"), 0, "{noop}");
+}
