@@ -96,8 +96,7 @@ def table(rows: list[dict]) -> str:
                 if r is None:
                     cells.append("—")
                     continue
-                mark = "found" if r["right"] else f"missed (\"{r['answer'][:30].strip()}\")"
-                cells.append(f"{mark}, {r['ttft_ms'] / 1e3:.1f} s")
+                cells.append("found" if r["right"] else f"missed (\"{r['answer'][:80].strip()}\")")
             lines.append(f"| {d:.0%} | " + " | ".join(cells) + " |")
         for q in qualities:
             got = [r for r in here if r["quality"] == q]
