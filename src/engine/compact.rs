@@ -24,7 +24,7 @@ use super::seqstate::{self, SectionLayout};
 
 const MAGIC: &[u8; 4] = b"APEQ";
 const VERSION: u32 = 1;
-const SEGMENT_HEADER: usize = 32;
+const SEGMENT_HEADER: usize = 28;
 
 /// How a segment's bytes are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,9 +148,9 @@ pub fn encode(state: &[u8]) -> Result<Vec<u8>, String> {
 /// per segment straight into the output (no intermediate f32 transpose or
 /// byte-by-byte extend), with the segments of a large state spread over
 /// the machine's cores: at 8K tokens of a Llama-3-8B-shaped model a state
-/// decodes to 1 GB of f16, which one core widened at ~0.27 GB/s, four
-/// times the question's whole prefill on an H200. It runs while llama.cpp
-/// waits for the states, so the cores are free.
+/// decodes to 1 GB of f16, which one core widened at ~0.27 GB/s, five
+/// times as long as prefilling those tokens on an H200. It runs while
+/// llama.cpp waits for the states, so the cores are free.
 pub fn decode(data: &[u8]) -> Result<Vec<u8>, String> {
     decode_with(data, workers_for(data.len()))
 }
@@ -195,10 +195,20 @@ fn decode_with(data: &[u8], workers: usize) -> Result<Vec<u8>, String> {
             .ok_or("a compact segment runs past the state")?;
         match codec.ggml() {
             None if len != enc => return Err("a verbatim segment of the wrong length".into()),
-            Some(_) if per_row.checked_mul(rows).and_then(|v| v.checked_mul(2)) != Some(len) => {
-                return Err("a coded segment of the wrong shape".into())
+            None => {}
+            Some(ty) => {
+                let n = per_row.checked_mul(rows);
+                if n.and_then(|v| v.checked_mul(2)) != Some(len) {
+                    return Err("a coded segment of the wrong shape".into());
+                }
+                // What the values quantize to, so that a header cannot
+                // claim more output than its bytes hold.
+                let padded = n.unwrap_or(0).next_multiple_of(block(ty));
+                // SAFETY: a row size query.
+                if enc != unsafe { sys::ggml_row_size(ty, padded as i64) } {
+                    return Err("a coded segment of the wrong size".into());
+                }
             }
-            _ => {}
         }
         segments.push(Segment {
             codec,
@@ -680,6 +690,30 @@ mod tests {
             all * 1e3,
             out / all / 1e9
         );
+    }
+
+    #[test]
+    fn a_header_claiming_more_than_its_bytes_hold_is_refused_before_any_allocation() {
+        let mut packed = encode(&state(40, true, 3)).expect("encode");
+        // Walk to the first coded segment (after the 20-byte file header).
+        let u64_at =
+            |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        let mut at = 20;
+        while packed[at] == Codec::Verbatim as u8 {
+            at += SEGMENT_HEADER + u64_at(&packed, at + 20) as usize;
+        }
+        // A terabyte of rows, with the segment's and the state's lengths
+        // made to agree: only the encoded size can tell.
+        let per_row = u32::from_le_bytes(packed[at + 4..at + 8].try_into().expect("4")) as u64;
+        let rows = 1u64 << 32 >> 1;
+        let old_len = u64_at(&packed, at + 12);
+        let new_len = per_row * rows * 2;
+        let total = u64_at(&packed, 8) - old_len + new_len;
+        packed[8..16].copy_from_slice(&total.to_le_bytes());
+        packed[at + 8..at + 12].copy_from_slice(&(rows as u32).to_le_bytes());
+        packed[at + 12..at + 20].copy_from_slice(&new_len.to_le_bytes());
+        let err = decode(&packed).expect_err("refused");
+        assert!(err.contains("wrong size"), "{err}");
     }
 
     #[test]
