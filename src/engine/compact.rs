@@ -662,7 +662,7 @@ mod tests {
     /// for 512 cells (67 MB of f16, one 512-token chunk of a
     /// Llama-3-8B-shaped model); run with --ignored --nocapture.
     #[test]
-    #[ignore]
+    #[ignore = "a measurement, not a check: run with --ignored --nocapture"]
     fn decode_speed() {
         let packed = encode(&state_of(512, true, 1, 64, 512)).expect("encode");
         let out = decode_before(&packed).len() as f64;
