@@ -7,11 +7,11 @@
 //!
 //! A table of [`DIGEST_MIN_ROWS`] rows or more ends with a digest computed
 //! from every row ([`digest`]): its row count, rows per value of each
-//! column that groups them, with the rows' labels, and each numeric
-//! column's range and total. A small model cannot count 150 rows it reads
+//! column that groups them, each numeric column's range and total, and
+//! each group's labels. A small model cannot count 150 rows it reads
 //! (asked "how many work in Radio?" over every row of such a table, the
 //! 0.5B and 1.5B models both said 3 of 7), but it can copy a number;
-//! retrieval finds the digest for such questions, and `--file` reads it
+//! retrieval can find the digest for such questions, and `--file` reads it
 //! with the rows.
 
 use std::io::Cursor;
@@ -145,11 +145,7 @@ fn digest(header: &[String], rows: &[Vec<String>]) -> Vec<String> {
         _ => format!("column {}", i + 1),
     };
     let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let cell = |r: &Vec<String>, i: usize| -> String {
-        r.get(i)
-            .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
-            .unwrap_or_default()
-    };
+    let cell = |r: &Vec<String>, i: usize| r.get(i).map(|c| flat(c)).unwrap_or_default();
     let columns: Vec<Vec<String>> = (0..width)
         .map(|i| rows.iter().map(|r| cell(r, i)).collect())
         .collect();
@@ -258,9 +254,14 @@ fn row_text(cells: &[String]) -> String {
         .map_or(0, |i| i + 1);
     cells[..end]
         .iter()
-        .map(|c| c.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(|c| flat(c))
         .collect::<Vec<_>>()
         .join(" | ")
+}
+
+/// A cell on one line, runs of whitespace as one space.
+fn flat(cell: &str) -> String {
+    cell.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn cell(d: &Data) -> String {
