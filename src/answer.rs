@@ -351,10 +351,7 @@ pub fn ask(
     let ttft = retrieval + state_prep + generated.ttft;
     let hits = kept;
     let shares = generated.attention_shares.clone().unwrap_or_default();
-    let mut share_of = vec![None; hits.len()];
-    for (&i, &s) in generated.prefill.measured.iter().zip(&shares) {
-        share_of[i] = Some(s);
-    }
+    let share_of = generated.prefill.shares_by_chunk(&shares, hits.len());
     let sources = hits
         .into_iter()
         .zip(share_of)

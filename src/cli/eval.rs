@@ -16,8 +16,8 @@ use crate::eval::calibrate::load_provenance;
 use crate::eval::datasets;
 use crate::eval::results::{default_path, Results};
 use crate::eval::run::{
-    compare, compare_formats, summarize, FormatDelta, ModeSummary, Paired, Prediction, Retention,
-    Stamp,
+    attribution, compare, compare_formats, summarize, AttributionScore, FormatDelta, ModeSummary,
+    Paired, Prediction, Retention, Stamp,
 };
 use crate::eval::stats::{Estimate, RESAMPLES};
 use crate::kvstore::KvStore;
@@ -184,6 +184,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
     let done: Vec<Prediction> = results.of(&records).into_iter().cloned().collect();
     let summary: Vec<_> = modes.iter().map(|&m| summarize(&done, m)).collect();
     let (paired, retention) = compare(&done, &modes);
+    let attribution = attribution(&done, &modes);
     let formats = match args.against_state_format.map(StateFormat::from) {
         Some(f) if f == format => {
             anyhow::bail!("--against-state-format names this run's own format")
@@ -217,6 +218,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
                 "summary": summary,
                 "paired": paired,
                 "retention": retention,
+                "attribution": attribution,
                 "against_state_format": formats,
                 "bootstrap": {"resamples": RESAMPLES, "confidence": 0.95},
                 "predictions": done,
@@ -230,6 +232,7 @@ pub fn run(model: &ModelArgs, args: &EvalArgs, origins: &Origins<'_>) -> anyhow:
             path.display()
         );
         print_tables(&summary, &paired, &retention);
+        print_attribution(&attribution);
         print_formats(format, &formats);
     }
     Ok(ExitCode::SUCCESS)
@@ -362,6 +365,39 @@ fn print_ablation(summary: &[ModeSummary], paired: &[Paired], retention: &[Reten
             ci(&p.answer_nll, 3),
             ci(&p.f1, 3),
             r.map_or("-".into(), |r| ratio(&r.likelihood))
+        );
+    }
+}
+
+/// Per mode: how often the largest attention share, and retrieval's first
+/// chunk, is the chunk that holds the answer.
+fn print_attribution(scores: &[AttributionScore]) {
+    if scores.is_empty() {
+        return;
+    }
+    let ci = |e: &Estimate| format!("{:.3} [{:.3}, {:.3}]", e.value, e.lo, e.hi);
+    let diff = |e: &Estimate| format!("{:+.3} [{:+.3}, {:+.3}]", e.value, e.lo, e.hi);
+    println!(
+        "\n  attribution: the chunk holding the answer is the one with the largest share / retrieval's first (95% CI, articles resampled)"
+    );
+    let w = scores
+        .iter()
+        .map(|a| a.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    println!(
+        "  {:<w$} {:>8} {:<24} {:<24} {:<26}",
+        "mode", "records", "largest share", "retrieval first", "difference"
+    );
+    for a in scores {
+        println!(
+            "  {:<w$} {:>8} {:<24} {:<24} {:<26} {}",
+            a.label,
+            a.records,
+            ci(&a.top_share),
+            ci(&a.retrieval_first),
+            diff(&a.difference),
+            a.verdict
         );
     }
 }

@@ -118,13 +118,22 @@ const LANES: usize = 8;
 /// fixed-width lanes so the compiler vectorises them; this runs for every head,
 /// layer and generated token, so it must cost little next to the matmuls.
 pub fn edit_chunk_block(block: &mut [f32], kq_scale: f32, p: ApeParams) -> f32 {
-    let lse = block_lse(block, kq_scale / p.temperature);
+    let lse = scaled_lse(block, kq_scale / p.temperature);
     apply_ape(block, lse, kq_scale, p);
     lse
 }
 
+/// `log Σ exp(x)` of log-masses (`-inf` for none).
+pub fn log_sum_exp(xs: impl Iterator<Item = f32> + Clone) -> f32 {
+    let m = xs.clone().fold(f32::NEG_INFINITY, f32::max);
+    if m == f32::NEG_INFINITY {
+        return m;
+    }
+    m + xs.map(|l| (l - m).exp()).sum::<f32>().ln()
+}
+
 /// `log Σ exp(a·x)` over `xs` (`-inf` for none).
-fn block_lse(xs: &[f32], a: f32) -> f32 {
+pub fn scaled_lse(xs: &[f32], a: f32) -> f32 {
     if xs.is_empty() {
         return f32::NEG_INFINITY;
     }
@@ -137,12 +146,8 @@ fn block_lse(xs: &[f32], a: f32) -> f32 {
 /// serves both APE's block LSE and per-chunk attention shares.
 pub fn chunk_lses(block: &[f32], bounds: &[usize], a: f32, lses: &mut Vec<f32>) -> f32 {
     lses.clear();
-    lses.extend(bounds.windows(2).map(|w| block_lse(&block[w[0]..w[1]], a)));
-    let m = lses.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    if m == f32::NEG_INFINITY {
-        return m;
-    }
-    m + lses.iter().map(|l| (l - m).exp()).sum::<f32>().ln()
+    lses.extend(bounds.windows(2).map(|w| scaled_lse(&block[w[0]..w[1]], a)));
+    log_sum_exp(lses.iter().copied())
 }
 
 /// Focus: keeps the `keep` chunks with the largest log-sum-exps (ties kept

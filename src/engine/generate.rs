@@ -236,10 +236,30 @@ pub struct PrefillTimings {
     /// Decoding chunk tokens (sequential, re-read) and the question.
     #[serde(serialize_with = "ms")]
     pub prefill: Duration,
-    /// Indices of the chunks whose attention shares are measured, in the
-    /// order of [`Generated::attention_shares`] (all but re-read ones).
+    /// Indices of the chunks loaded as the block (or read sequentially):
+    /// the first entries of [`Generated::attention_shares`], in order.
     #[serde(skip)]
     pub measured: Vec<usize>,
+    /// Indices of the chunks re-read after the block, in reading order:
+    /// the shares that follow. A chunk re-read through a window is in both
+    /// lists, and its share is the sum ([`PrefillTimings::shares_by_chunk`]).
+    #[serde(skip)]
+    pub reread: Vec<usize>,
+}
+
+impl PrefillTimings {
+    /// Attention shares (as [`Generated::attention_shares`] gives them)
+    /// added up per chunk of a context of `n` chunks: `None` for a chunk
+    /// that was not read.
+    pub fn shares_by_chunk(&self, shares: &[f64], n: usize) -> Vec<Option<f64>> {
+        let mut out = vec![None; n];
+        for (&i, &s) in self.measured.iter().chain(&self.reread).zip(shares) {
+            if let Some(slot) = out.get_mut(i) {
+                *slot = Some(slot.unwrap_or(0.0) + s);
+            }
+        }
+        out
+    }
 }
 
 /// An answer and how it was produced.
@@ -327,13 +347,14 @@ pub fn prefill(
             0 => 0..tokens.len(),
             w => best_window(tokens, ctx.question, &all, w),
         };
-        session.feed(&tokens[read])?;
+        session.feed_reread(&tokens[read])?;
     }
     session.eval(ctx.question)?;
     Ok(PrefillTimings {
         load,
         prefill: t1.elapsed(),
         measured,
+        reread: reread.iter().rev().copied().collect(),
     })
 }
 

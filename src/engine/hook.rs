@@ -26,7 +26,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use llama_cpp_sys_2 as sys;
 
-use super::ape::{apply_ape, chunk_lses, focus, ApeParams};
+use super::ape::{apply_ape, chunk_lses, focus, log_sum_exp, scaled_lse, ApeParams};
 use super::cuda;
 use super::state::ChunkState;
 
@@ -38,6 +38,10 @@ pub(crate) struct ChunkLayout {
     pub bounds: Vec<usize>,
     /// Loaded side by side (APE applies) rather than sequentially.
     pub parallel: bool,
+    /// Cells of chunks re-read after the block (`balanced`), in reading
+    /// order. They are attended as ordinary tokens; only attribution looks
+    /// at them, so that a re-read chunk gets its share.
+    pub tail: Vec<Range<usize>>,
 }
 
 impl ChunkLayout {
@@ -51,7 +55,14 @@ impl ChunkLayout {
             cols: start..start + total,
             bounds,
             parallel,
+            tail: Vec::new(),
         }
+    }
+
+    /// Every chunk cell, block and re-read tail (they are contiguous).
+    fn all_cells(&self) -> Range<usize> {
+        let end = self.tail.last().map_or(self.cols.end, |r| r.end);
+        self.cols.start..end.max(self.cols.end)
     }
 
     /// First position after every chunk. Chunk cells start at the prefix end,
@@ -117,11 +128,18 @@ pub struct ProbeEvent<'a> {
 /// an independent computation (tests, `ape-chat doctor`).
 pub type Probe = Box<dyn FnMut(&ProbeEvent<'_>) + Send>;
 
-/// Running per-chunk attention shares of the rows seen since it started.
+/// Running per-chunk attention shares of the rows seen since it started:
+/// the block's chunks in load order, then the re-read tail's segments.
 #[derive(Clone, Debug)]
 pub(crate) struct Attribution {
     /// Raw `kq` → attention logit (`kq_scale`, divided by `T` under APE).
     pub a: f32,
+    /// Raw `kq` → logit of a re-read cell, which APE leaves alone (`kq_scale`).
+    pub tail_a: f32,
+    /// `S·T` under APE, else 1: APE turns the block's log-sum-exp `LSE_T`
+    /// into an attention mass of `exp(S·T·LSE_T)`, which is what a re-read
+    /// chunk's mass is weighed against.
+    pub block_weight: f32,
     pub totals: Vec<f64>,
     pub rows: u64,
 }
@@ -149,6 +167,7 @@ pub(crate) struct Hook {
     scratch: Vec<f32>,
     mask: Vec<f32>,
     lses: Vec<f32>,
+    tail_lses: Vec<f32>,
     dropped: Vec<bool>,
 }
 
@@ -285,7 +304,11 @@ impl Hook {
             .ape
             .as_ref()
             .is_some_and(|p| p.edits_kq() && p.params.focus > 0);
-        let on_device = plan.is_some() && !focused && self.device_kernel(t);
+        // The kernel measures shares over the block alone: a re-read tail
+        // is counted on a host copy (correct, slower).
+        let tail_shares =
+            self.attribution.is_some() && self.layout.as_ref().is_some_and(|l| !l.tail.is_empty());
+        let on_device = plan.is_some() && !focused && !tail_shares && self.device_kernel(t);
         let rows = n_tokens * n_head;
         if self.probe.is_some() {
             // A probe sees the whole tensor (checks and tests, small contexts).
@@ -330,7 +353,7 @@ impl Hook {
     /// before any node runs, so it can be read when the first softmax is
     /// announced; once per decode call.
     fn check_layout(&mut self, softmax: &sys::ggml_tensor) -> Result<(), String> {
-        let Some(cols) = self.layout.as_ref().map(|l| l.cols.clone()) else {
+        let Some(cols) = self.layout.as_ref().map(ChunkLayout::all_cells) else {
             return Ok(());
         };
         // SAFETY: src[1] of a soft_max node is its mask (or null).
@@ -364,9 +387,10 @@ impl Hook {
             _ => return Ok(None),
         };
         let cols = layout.cols.clone();
-        if cols.end > n_kv {
+        let all = layout.all_cells();
+        if all.end > n_kv {
             return Err(format!(
-                "chunk columns {cols:?} exceed the {n_kv} KV cells in view"
+                "chunk columns {all:?} exceed the {n_kv} KV cells in view"
             ));
         }
         Ok(Some(Plan { a, cols }))
@@ -437,6 +461,7 @@ impl Hook {
             attribution,
             scratch,
             lses,
+            tail_lses,
             dropped,
             ..
         } = self;
@@ -447,6 +472,15 @@ impl Hook {
         let keep = ape.map_or(0, |p| p.params.focus as usize);
         dropped.clear();
         for row in scratch.chunks_exact_mut(n_kv) {
+            tail_lses.clear();
+            if let Some(at) = attribution.as_ref() {
+                tail_lses.extend(
+                    layout
+                        .tail
+                        .iter()
+                        .map(|r| scaled_lse(&row[r.clone()], at.tail_a)),
+                );
+            }
             let block = &mut row[plan.cols.clone()];
             let mut lse = chunk_lses(block, &layout.bounds, plan.a, lses);
             if keep > 0 {
@@ -461,10 +495,29 @@ impl Hook {
                 }
             }
             if let Some(at) = attribution.as_mut() {
+                // Without a tail the shares are the block's own softmax;
+                // with one, each chunk's APE-weighted mass over the block's
+                // plus the tail's: exp(l_i + (S·T − 1)·LSE_T − D).
+                let (shift, all) = if tail_lses.is_empty() {
+                    (0.0, lse)
+                } else if lse.is_finite() {
+                    let w = at.block_weight;
+                    let block_mass = std::iter::once(w * lse);
+                    (
+                        (w - 1.0) * lse,
+                        log_sum_exp(block_mass.chain(tail_lses.iter().copied())),
+                    )
+                } else {
+                    (0.0, log_sum_exp(tail_lses.iter().copied()))
+                };
+                let n = lses.len();
                 for (i, (total, l)) in at.totals.iter_mut().zip(lses.iter()).enumerate() {
                     if !dropped.get(i).copied().unwrap_or(false) {
-                        *total += f64::from((l - lse).exp());
+                        *total += f64::from((l + shift - all).exp());
                     }
+                }
+                for (total, t) in at.totals[n..].iter_mut().zip(tail_lses.iter()) {
+                    *total += f64::from((t - all).exp());
                 }
                 at.rows += 1;
             }

@@ -610,6 +610,18 @@ impl<'e> Session<'e> {
         self.decode(tokens, SEQ_MAIN, false)
     }
 
+    /// [`Self::feed`] for a loaded chunk read again after the block (the
+    /// re-read): its cells are remembered, so attribution gives them to it.
+    pub fn feed_reread(&mut self, tokens: &[TokenId]) -> Result<(), EngineError> {
+        let start = self.used_cells;
+        self.feed(tokens)?;
+        let end = self.used_cells;
+        if let Some(layout) = self.hook().layout.as_mut() {
+            layout.tail.push(start..end);
+        }
+        Ok(())
+    }
+
     /// Turns APE attention on (or off with `None` / `T = S = 1`) for the
     /// tokens evaluated from now on. Needs a parallel load and a model whose
     /// attention APE supports.
@@ -714,24 +726,32 @@ impl<'e> Session<'e> {
     /// evaluated from now on pay to the chunks (all layers and heads). Costs
     /// about what APE costs per token; a no-op without loaded chunks.
     pub fn start_attribution(&mut self) {
-        let Some(n_chunks) = self.hook_ref().layout.as_ref().map(|l| l.bounds.len() - 1) else {
+        let Some(n_chunks) = self
+            .hook_ref()
+            .layout
+            .as_ref()
+            .map(|l| l.bounds.len() - 1 + l.tail.len())
+        else {
             return;
         };
         let kq_scale = self.engine.info.kq_scale();
-        let t = self
+        let (t, s) = self
             .hook_ref()
             .ape
             .as_ref()
-            .map_or(1.0, |a| a.params.temperature);
+            .map_or((1.0, 1.0), |a| (a.params.temperature, a.params.scale));
         self.hook().attribution = Some(Attribution {
             a: kq_scale / t,
+            tail_a: kq_scale,
+            block_weight: s * t,
             totals: vec![0.0; n_chunks],
             rows: 0,
         });
     }
 
     /// Mean attention share per chunk since [`Self::start_attribution`]
-    /// (sums to 1), in load order.
+    /// (sums to 1): the loaded chunks in load order, then the chunks fed
+    /// with [`Self::feed_reread`] in the order fed.
     pub fn attention_shares(&mut self) -> Option<Vec<f64>> {
         let at = self.hook().attribution.as_ref()?;
         (at.rows > 0).then(|| at.totals.iter().map(|t| t / at.rows as f64).collect())
@@ -787,6 +807,14 @@ impl<'e> Session<'e> {
             .map_err(|e| EngineError::Cache(e.to_string()))?;
         self.used_cells -= self.next_pos as usize - pos;
         self.next_pos = pos as i32;
+        // Cells are filled in order: re-read cells past the cut are gone.
+        let used = self.used_cells;
+        if let Some(layout) = self.hook().layout.as_mut() {
+            layout.tail.retain_mut(|r| {
+                r.end = r.end.min(used);
+                r.start < r.end
+            });
+        }
         self.last_logits = None;
         Ok(())
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::datasets::Record;
 use super::score::score;
-use super::stats::{paired_difference, ratio_of_means, Clusters, Estimate};
+use super::stats::{bootstrap, paired_difference, ratio_of_means, Clusters, Estimate};
 use crate::engine::generate::{decode_answer, prefill, score_continuation, Context};
 use crate::engine::{
     ApeParams, ChunkState, EngineError, GenerateOptions, Mode, Sampling, Session, StateFormat,
@@ -122,6 +122,18 @@ pub struct Prediction {
     pub answer_nll: Option<f64>,
     pub ttft_ms: f64,
     pub decode_tokens_per_s: f64,
+    /// Per chunk, in the record's order, its share of the attention the
+    /// answer paid to the chunks (as `--ask` shows it; absent in rows made
+    /// before eval measured it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shares: Option<Vec<f64>>,
+    /// The one chunk that contains a gold answer, when exactly one does:
+    /// where the answer is read from, for scoring attribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_chunk: Option<usize>,
+    /// The chunk retrieval ranks first (BM25), what shares are compared with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieval_first: Option<usize>,
 }
 
 impl Prediction {
@@ -153,6 +165,8 @@ pub struct Prepared {
     pub question: Vec<TokenId>,
     /// The first gold answer's tokens (empty when unanswerable).
     pub gold: Vec<TokenId>,
+    /// See [`Prediction::answer_chunk`].
+    pub answer_chunk: Option<usize>,
 }
 
 impl Prepared {
@@ -214,7 +228,27 @@ pub fn prepare(
             .first()
             .map(|a| states.engine.tokenize(a.trim()))
             .unwrap_or_default(),
+        answer_chunk: answer_chunk(record),
     })
+}
+
+/// The context the question was written from, when the record says;
+/// else the one context that contains a gold answer (as [`score`] matches:
+/// case and punctuation aside), if exactly one does.
+pub fn answer_chunk(record: &Record) -> Option<usize> {
+    if let Some(i) = record.gold_context.filter(|&i| i < record.contexts.len()) {
+        return Some(i);
+    }
+    let mut holding = record.contexts.iter().enumerate().filter(|(_, c)| {
+        record
+            .answers
+            .iter()
+            .any(|a| super::score::contains(c, a) > 0.0)
+    });
+    match (holding.next(), holding.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
+    }
 }
 
 /// Answers `record` greedily in each of `modes`, and scores its gold answer.
@@ -276,10 +310,19 @@ pub fn answer(
     let options = GenerateOptions {
         max_tokens: stamp.max_tokens,
         sampling: Sampling::Greedy,
-        attribution: false,
+        // Measured on the answer's tokens, after the first: neither the
+        // time to it nor any logit changes.
+        attribution: true,
         stops: states.layout.stops(),
     };
     let g = decode_answer(s, options, timings, start, &mut |_| true)?;
+    let shares = g.attention_shares.as_ref().map(|shares| {
+        g.prefill
+            .shares_by_chunk(shares, p.states.len())
+            .into_iter()
+            .map(|x| x.unwrap_or(0.0))
+            .collect()
+    });
     s.rewind(question_end)?;
     let (answer_logprob, answer_nll) = gold_likelihood(s, &first, &p.gold)?;
     let (em, f1, contains) = score(&g.text, &p.answers);
@@ -300,6 +343,9 @@ pub fn answer(
         answer_nll,
         ttft_ms: g.ttft.as_secs_f64() * 1e3,
         decode_tokens_per_s: g.decode_tokens_per_s(),
+        shares,
+        answer_chunk: p.answer_chunk,
+        retrieval_first: p.ranking.first().copied(),
     })
 }
 
@@ -475,6 +521,80 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
     (pairs, retention)
 }
 
+/// Whether a mode's attention shares point at the answer: how often its
+/// largest share falls on the chunk that holds the answer, against how
+/// often retrieval's first chunk is that chunk, on the same records.
+#[derive(Clone, Debug, Serialize)]
+pub struct AttributionScore {
+    pub label: String,
+    /// Records with shares and exactly one chunk holding a gold answer.
+    pub records: usize,
+    /// Clusters (articles) the intervals resample.
+    pub clusters: usize,
+    /// Fraction whose largest share is on the answer's chunk.
+    pub top_share: Estimate,
+    /// Fraction whose retrieval-first chunk is the answer's chunk.
+    pub retrieval_first: Estimate,
+    /// `top_share − retrieval_first`, paired by record.
+    pub difference: Estimate,
+    /// "better", "worse" or "not significant", for the shares.
+    pub verdict: &'static str,
+}
+
+/// [`AttributionScore`] for each of `modes` that has rows with shares.
+pub fn attribution(predictions: &[Prediction], modes: &[Mode]) -> Vec<AttributionScore> {
+    modes
+        .iter()
+        .filter_map(|&m| {
+            let mut rows: Vec<(&Prediction, f64, f64)> = predictions
+                .iter()
+                .filter(|p| p.is(m))
+                .filter_map(|p| {
+                    let gold = p.answer_chunk?;
+                    let top = argmax(p.shares.as_deref()?)?;
+                    let first = p.retrieval_first?;
+                    let hit = |i: usize| f64::from(u8::from(i == gold));
+                    Some((p, hit(top), hit(first)))
+                })
+                .collect();
+            if rows.is_empty() {
+                return None;
+            }
+            rows.sort_by(|x, y| x.0.id.cmp(&y.0.id));
+            rows.dedup_by(|x, y| x.0.id == y.0.id);
+            let all = clusters(rows.iter().map(|r| r.0));
+            let (top, first): (Vec<f64>, Vec<f64>) = rows.iter().map(|r| (r.1, r.2)).unzip();
+            let mean = |v: &[f64]| {
+                let v = v.to_vec();
+                bootstrap(&all, move |ix| {
+                    ix.iter().map(|&i| v[i]).sum::<f64>() / ix.len() as f64
+                })
+            };
+            let difference = paired_difference(&top, &first, &all);
+            Some(AttributionScore {
+                label: m.to_string(),
+                records: rows.len(),
+                clusters: all.len(),
+                top_share: mean(&top),
+                retrieval_first: mean(&first),
+                difference,
+                verdict: verdict(difference, true),
+            })
+        })
+        .collect()
+}
+
+/// Index of the largest value (the first of equals); `None` when empty.
+fn argmax(xs: &[f64]) -> Option<usize> {
+    xs.iter()
+        .enumerate()
+        .fold(None, |best: Option<(usize, f64)>, (i, &x)| match best {
+            Some((_, b)) if b >= x => best,
+            _ => Some((i, x)),
+        })
+        .map(|(i, _)| i)
+}
+
 /// One mode's rows made with compact states against the same mode's rows
 /// made with f16 states: what storing states compactly costs.
 #[derive(Clone, Debug, Serialize)]
@@ -600,6 +720,9 @@ mod tests {
             answer_nll: Some(nll),
             ttft_ms: ttft,
             decode_tokens_per_s: 10.0,
+            shares: None,
+            answer_chunk: None,
+            retrieval_first: None,
         }
     }
 
@@ -621,6 +744,75 @@ mod tests {
         assert_eq!(s.ttft_ms_median, 20.0);
         assert_eq!(summarize(&p, Mode::Sequential).records, 1);
         assert_eq!(summarize(&p, other).answer_nll, 9.0);
+    }
+
+    #[test]
+    fn attribution_counts_top_shares_and_retrieval_firsts_on_the_answer_chunk() {
+        // 20 articles of 2 records: the answer sits in chunk 1; retrieval
+        // puts it first in 3 records of 4; the largest share is on it in
+        // every record but those where chunk 0 and 1 tie (the first wins)
+        // and one of every 5 articles.
+        let mut p = Vec::new();
+        let mut want = (0.0, 0.0);
+        for i in 0..40 {
+            let mut r = pred(&format!("r{i:02}"), APE, 1.0, 1.0, 1.0);
+            r.group = Some(format!("article {}", i / 2));
+            r.answer_chunk = Some(1);
+            r.retrieval_first = Some(if i % 4 == 0 { 2 } else { 1 });
+            r.shares = Some(match i {
+                _ if i % 10 == 0 => vec![0.4, 0.4, 0.2],
+                _ if i % 10 == 1 => vec![0.6, 0.3, 0.1],
+                _ => vec![0.2, 0.5, 0.3],
+            });
+            want.0 += f64::from(u8::from(i % 10 >= 2)) / 40.0;
+            want.1 += f64::from(u8::from(i % 4 != 0)) / 40.0;
+            p.push(r);
+        }
+        // Left out: no single answer chunk; no shares; another mode.
+        let mut r = pred("x", APE, 1.0, 1.0, 1.0);
+        r.shares = Some(vec![1.0]);
+        r.retrieval_first = Some(0);
+        p.push(r);
+        let mut r = pred("y", APE, 1.0, 1.0, 1.0);
+        r.answer_chunk = Some(0);
+        r.retrieval_first = Some(0);
+        p.push(r);
+        let a = attribution(&p, &[Mode::Sequential, APE]);
+        assert_eq!(a.len(), 1, "sequential has no rows with shares");
+        let a = &a[0];
+        assert_eq!((a.records, a.clusters), (40, 20));
+        assert!((a.top_share.value - want.0).abs() < 1e-12, "{a:?}");
+        assert!((a.top_share.value - 0.8).abs() < 1e-12);
+        assert!((a.retrieval_first.value - want.1).abs() < 1e-12);
+        assert!((a.difference.value - 0.05).abs() < 1e-12);
+        assert!(a.top_share.lo <= 0.8 && 0.8 <= a.top_share.hi);
+        assert_eq!(a.verdict, "not significant");
+    }
+
+    #[test]
+    fn the_answer_chunk_is_the_only_context_holding_a_gold_answer() {
+        let record = |contexts: &[&str]| Record {
+            id: "r".into(),
+            question: "Where?".into(),
+            contexts: contexts.iter().map(|c| c.to_string()).collect(),
+            answers: vec!["Paris, France".into(), "Paris".into()],
+            group: None,
+            gold_context: None,
+        };
+        assert_eq!(answer_chunk(&record(&["in Lyon", "to PARIS."])), Some(1));
+        assert_eq!(answer_chunk(&record(&["Parisian", "in Lyon"])), None);
+        assert_eq!(answer_chunk(&record(&["Paris", "paris, france"])), None);
+        let told = Record {
+            gold_context: Some(0),
+            ..record(&["Paris", "paris, france"])
+        };
+        assert_eq!(answer_chunk(&told), Some(0));
+        assert_ne!(told.fingerprint(), record(&["Paris"]).fingerprint());
+        assert_eq!(
+            told.fingerprint(),
+            record(&["Paris", "paris, france"]).fingerprint(),
+            "where the answer is changes no answer or score"
+        );
     }
 
     #[test]

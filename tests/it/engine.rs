@@ -638,8 +638,14 @@ mod decoding {
     }
 }
 
+/// Shares against the attention weights llama.cpp's softmax actually used
+/// (after any APE edit): each chunk's weight over the weight on every chunk
+/// cell, block and re-read tail, per row, averaged. With re-reads whole and
+/// through a window, under APE and plain (T = S = 1), and a ranking that
+/// differs from load order.
 #[test]
-fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
+fn attention_shares_match_the_softmax_weights_llama_cpp_used() {
+    use ape_chat::engine::generate::{best_window, Context};
     use ape_chat::engine::{Mode, ProbeEvent, ProbeKind};
     use std::sync::{Arc, Mutex};
 
@@ -649,45 +655,70 @@ fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
     let (prefix, chunks) = crate::common::sample_states(&mut s);
     let refs: Vec<_> = chunks.iter().collect();
     let p = prefix.tokens().len();
+    let q = l.question(e, SAMPLE_QUESTION);
+    let ranking = [2, 0, 1];
+    let reread = |n, window| ApeParams {
+        reread: n,
+        window,
+        ..ApeParams::DEFAULT
+    };
     for mode in [
         Mode::Sequential,
         Mode::Parallel,
         Mode::Ape(ApeParams::DEFAULT),
+        Mode::Ape(reread(2, 0)),
+        Mode::Ape(reread(1, 4)),
+        Mode::Ape(ApeParams {
+            reread: 1,
+            ..ApeParams::IDENTITY
+        }),
     ] {
-        let q = l.question(e, SAMPLE_QUESTION);
-        let timings = ape_chat::engine::generate::prefill(
-            &mut s,
-            mode,
-            &crate::common::context(&prefix, &refs, &q),
-        )
-        .expect("prefill");
-        // Chunk cells follow the prefix in the order the chunks were read.
-        let mut bounds = vec![p];
-        for &i in &timings.measured {
-            bounds.push(bounds[bounds.len() - 1] + chunks[i].tokens().len());
-        }
-        let t = if let Mode::Ape(p) = mode {
-            p.temperature as f64
-        } else {
-            1.0
+        let ctx = Context {
+            prefix: &prefix,
+            chunks: &refs,
+            ranking: &ranking,
+            question: &q,
         };
-        let a = e.info().kq_scale() as f64 / t;
+        let timings = ape_chat::engine::generate::prefill(&mut s, mode, &ctx).expect("prefill");
+        // Chunk cells follow the prefix in the order read: the block, then
+        // the re-read chunks (or their windows), best last.
+        let mut cells: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        let mut at = p;
+        for &i in &timings.measured {
+            let n = chunks[i].tokens().len();
+            cells.push((i, at..at + n));
+            at += n;
+        }
+        let (n_reread, window) = match mode {
+            Mode::Ape(a) => (a.reread as usize, a.window as usize),
+            _ => (0, 0),
+        };
+        let all: Vec<_> = chunks.iter().map(|c| c.tokens()).collect();
+        for &i in ranking[..n_reread].iter().rev() {
+            let n = best_window(chunks[i].tokens(), &q, &all, window).len();
+            cells.push((i, at..at + n));
+            at += n;
+        }
+        assert_eq!(
+            timings.measured.len() + timings.reread.len(),
+            cells.len(),
+            "{mode}"
+        );
         let reference = Arc::new(Mutex::new((vec![0.0f64; 3], 0u64)));
         let sink = Arc::clone(&reference);
-        let b = bounds.clone();
+        let segments = cells.clone();
         s.set_probe(Some(Box::new(move |ev: &ProbeEvent<'_>| {
-            if ev.kind != ProbeKind::RawLogits {
+            if ev.kind != ProbeKind::Softmax {
                 return;
             }
             let mut r = sink.lock().expect("lock");
             for row in ev.data.chunks_exact(ev.n_kv) {
-                let lse = |cols: std::ops::Range<usize>| {
-                    cols.map(|j| (a * row[j] as f64).exp()).sum::<f64>().ln()
+                let weight = |cols: &std::ops::Range<usize>| {
+                    row[cols.clone()].iter().map(|&w| w as f64).sum::<f64>()
                 };
-                let per: Vec<f64> = b.windows(2).map(|w| lse(w[0]..w[1])).collect();
-                let all = lse(b[0]..b[3]);
-                for (total, l) in r.0.iter_mut().zip(&per) {
-                    *total += (l - all).exp();
+                let total: f64 = segments.iter().map(|(_, c)| weight(c)).sum();
+                for (i, c) in &segments {
+                    r.0[*i] += weight(c) / total;
                 }
                 r.1 += 1;
             }
@@ -698,7 +729,13 @@ fn attention_shares_match_a_reference_computed_from_the_raw_logits() {
             s.eval(&[tok]).expect("eval");
         }
         s.set_probe(None);
-        let got = s.attention_shares().expect("shares");
+        let raw = s.attention_shares().expect("shares");
+        assert_eq!(raw.len(), cells.len(), "{mode}: one share per segment");
+        let got: Vec<f64> = timings
+            .shares_by_chunk(&raw, 3)
+            .into_iter()
+            .map(|x| x.expect("every chunk is read"))
+            .collect();
         let (totals, rows) = reference.lock().expect("lock").clone();
         assert_eq!(
             rows,

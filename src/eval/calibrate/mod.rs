@@ -393,6 +393,7 @@ mod tests {
             contexts: vec![format!("paragraph of {group}")],
             answers: vec!["a".into()],
             group: Some(group.into()),
+            gold_context: None,
         }
     }
 

@@ -21,13 +21,25 @@ pub struct Record {
     /// source share paragraphs, so data splits keep a source together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// The context the question was written from (SQuAD's own paragraph),
+    /// when the source says: where the answer is read from, what attention
+    /// shares are judged against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold_context: Option<usize>,
 }
 
 impl Record {
     /// Content hash of everything the record is answered and scored from,
     /// so results rows are tied to the record's content, not its file name.
+    /// `gold_context` is left out: it changes no answer or score (rows
+    /// carry the attribution they were judged by), and files converted
+    /// before it existed keep their rows.
     pub fn fingerprint(&self) -> String {
-        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        let answered = Record {
+            gold_context: None,
+            ..self.clone()
+        };
+        let bytes = serde_json::to_vec(&answered).unwrap_or_default();
         blake3::hash(&bytes).to_hex()[..16].to_string()
     }
 }
@@ -132,6 +144,7 @@ mod tests {
             contexts: Vec::new(),
             answers: Vec::new(),
             group: Some(g.into()),
+            gold_context: None,
         };
         let rs = vec![
             rec("a1", "a"),
@@ -156,6 +169,7 @@ mod tests {
                 contexts: vec!["c".into()],
                 answers: vec!["x".into()],
                 group: Some("g".into()),
+                gold_context: None,
             };
             2
         ];

@@ -151,6 +151,7 @@ pub fn to_records(
                     contexts: ctx,
                     answers,
                     group: Some(article.title.clone()),
+                    gold_context: Some(gold),
                 });
             }
         }
@@ -197,7 +198,8 @@ mod tests {
         );
         let r = &recs[0];
         assert_eq!(r.contexts.len(), 3);
-        assert!(r.contexts.contains(&"P0 about cats".to_string()));
+        let gold = r.gold_context.expect("the question's paragraph is named");
+        assert_eq!(r.contexts[gold], "P0 about cats");
         assert_eq!(r.answers, ["cats"]);
         assert_eq!(
             to_records(&squad(), 3, false, 7, Articles::All),
