@@ -46,6 +46,9 @@ impl MemoryNeed {
 pub struct MemoryBudget {
     pub bytes: u64,
     pub source: BudgetSource,
+    /// Of `bytes`, what chunk states kept between questions hold in the same
+    /// memory and give back first (not part of a configured budget).
+    pub held_by_states: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +68,15 @@ impl fmt::Display for MemoryBudget {
             BudgetSource::FreeRam => "the RAM available now",
             BudgetSource::FreeGpu => "the GPU memory free now",
         };
-        write!(f, "{} ({from})", gb(self.bytes))
+        write!(f, "{} ({from}", gb(self.bytes))?;
+        if self.held_by_states > 0 {
+            write!(
+                f,
+                ", with {} that cached states hold and give back",
+                gb(self.held_by_states)
+            )?;
+        }
+        write!(f, ")")
     }
 }
 
@@ -128,25 +139,24 @@ pub fn need(info: &ModelInfo, k_type: KvType, cells: usize, batch: u32) -> Memor
 
 /// The budget an answer's context has: `configured` bytes if set, else what
 /// is free where the KV cache will live (the GPU when layers are offloaded
-/// and one is present, else host RAM), measured now.
-pub fn budget(configured: Option<u64>, gpu_layers: u32) -> MemoryBudget {
+/// and one is present, else host RAM), measured now, plus `held_by_states`:
+/// memory there that cached states hold and would give back.
+pub fn budget(configured: Option<u64>, gpu_layers: u32, held_by_states: u64) -> MemoryBudget {
     if let Some(bytes) = configured {
         return MemoryBudget {
             bytes,
             source: BudgetSource::Configured,
+            held_by_states: 0,
         };
     }
-    if gpu_layers > 0 {
-        if let Some(free) = free_gpu_memory() {
-            return MemoryBudget {
-                bytes: free,
-                source: BudgetSource::FreeGpu,
-            };
-        }
-    }
+    let (free, source) = match (gpu_layers > 0).then(free_gpu_memory).flatten() {
+        Some(free) => (free, BudgetSource::FreeGpu),
+        None => (available_ram(), BudgetSource::FreeRam),
+    };
     MemoryBudget {
-        bytes: available_ram(),
-        source: BudgetSource::FreeRam,
+        bytes: free + held_by_states,
+        source,
+        held_by_states,
     }
 }
 
@@ -227,10 +237,26 @@ mod tests {
 
     #[test]
     fn a_configured_budget_wins_and_says_so() {
-        let b = budget(Some(1_500_000_000), 0);
+        let b = budget(Some(1_500_000_000), 0, 7 << 30);
         assert_eq!(b.bytes, 1_500_000_000);
         assert_eq!(b.to_string(), "1.50 GB (the configured memory budget)");
-        assert_eq!(budget(None, 0).source, BudgetSource::FreeRam);
+        assert_eq!(budget(None, 0, 0).source, BudgetSource::FreeRam);
         assert_eq!(gb(5_000_000), "5 MB");
+    }
+
+    #[test]
+    fn memory_cached_states_hold_counts_toward_a_free_budget() {
+        let held = 3_000_000_000;
+        let (without, with) = (budget(None, 0, 0), budget(None, 0, held));
+        // What is free moves between the two readings; 256 MB of slack.
+        let grew = with.bytes as i64 - without.bytes as i64 - held as i64;
+        assert!(grew.abs() < 256 << 20, "{with:?} vs {without:?}");
+        assert_eq!(with.held_by_states, held);
+        assert!(
+            with.to_string().ends_with(
+                "(the RAM available now, with 3.00 GB that cached states hold and give back)"
+            ),
+            "{with}"
+        );
     }
 }

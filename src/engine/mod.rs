@@ -276,7 +276,18 @@ impl Engine {
     /// budget first ([`Self::check_memory`]).
     pub fn session_for(&self, cells: usize) -> Result<Session<'_>, EngineError> {
         let want = (cells.next_multiple_of(256) as u32).max(self.options.ctx_tokens);
-        self.check_memory(want as usize)?;
+        let budget = self.check_memory(want as usize)?;
+        // Counted in the budget: give the states' memory back before
+        // llama.cpp allocates (a configured budget never counts it).
+        let need = self.memory_need(want as usize).total();
+        let free = budget.bytes - budget.held_by_states;
+        if budget.held_by_states > 0 && need > free {
+            if let Ok(mut tiers) = self.tiers.lock() {
+                if let Some(t) = tiers.as_mut() {
+                    t.reclaim(need - free);
+                }
+            }
+        }
         Session::new(self, want)
     }
 
@@ -292,18 +303,24 @@ impl Engine {
 
     /// The memory an answer's context may take now.
     pub fn memory_budget(&self) -> memory::MemoryBudget {
-        memory::budget(self.options.memory_bytes, self.options.gpu_layers)
+        let held = self
+            .tiers
+            .lock()
+            .ok()
+            .and_then(|t| t.as_ref().map(tiers::Tiers::reclaimable))
+            .unwrap_or(0);
+        memory::budget(self.options.memory_bytes, self.options.gpu_layers, held)
     }
 
     /// An error naming the need and the budget when a context of `cells`
-    /// cells would not fit, before anything is allocated.
-    pub fn check_memory(&self, cells: usize) -> Result<(), EngineError> {
+    /// cells would not fit, before anything is allocated; else the budget.
+    pub fn check_memory(&self, cells: usize) -> Result<memory::MemoryBudget, EngineError> {
         let need = self.memory_need(cells);
         let budget = self.memory_budget();
         if need.total() > budget.bytes {
             return Err(EngineError::OverBudget { need, budget });
         }
-        Ok(())
+        Ok(budget)
     }
 
     /// Tokenizes document or user text: special-token syntax in it stays text.

@@ -15,7 +15,10 @@
 //! to the budget; an entry is one contiguous range of a slab (first fit),
 //! and when none fits the least recently used entries that no answer is
 //! using are evicted. An answer holds its entries through [`Lease`]s, so an
-//! insertion during the same answer never evicts them.
+//! insertion during the same answer never evicts them. A pool in the
+//! memory the KV cache lives in gives memory back when an answer's context
+//! needs it ([`Pool::reclaim`]): whole slabs, freed once no lease holds
+//! anything in them.
 //!
 //! Invariant: everything here is touched only under the engine's tier
 //! mutex, and a slab's buffer lives as long as its pool.
@@ -85,6 +88,18 @@ pub struct TierStats {
     pub refused: u64,
 }
 
+impl Slab {
+    /// # Safety
+    /// Once, for a slab made by [`Pool::new_slab`] that nothing uses any more.
+    unsafe fn free_buffers(self) {
+        // SAFETY: per the contract.
+        unsafe {
+            sys::ggml_free(self.ctx.as_ptr());
+            sys::ggml_backend_buffer_free(self.buf.as_ptr());
+        }
+    }
+}
+
 struct Slab {
     buf: NonNull<sys::ggml_backend_buffer>,
     ctx: NonNull<sys::ggml_context>,
@@ -112,7 +127,8 @@ pub(crate) struct Pool {
     threads: i32,
     /// For [`CopyKind::Graph`], made when first needed.
     backend: Option<NonNull<sys::ggml_backend>>,
-    slabs: Vec<Slab>,
+    /// `None`: a slab given back; entries keep their slab's index.
+    slabs: Vec<Option<Slab>>,
     slab_bytes: usize,
     budget: usize,
     entries: HashMap<String, Arc<Entry>>,
@@ -161,8 +177,50 @@ impl Pool {
         let mut s = self.stats.clone();
         s.entries = self.entries.len();
         s.used_bytes = self.entries.values().map(|e| e.len as u64).sum();
-        s.reserved_bytes = self.slabs.iter().map(|s| s.size as u64).sum();
+        s.reserved_bytes = self.reserved() as u64;
         s
+    }
+
+    fn reserved(&self) -> usize {
+        self.slabs.iter().flatten().map(|s| s.size).sum()
+    }
+
+    /// Bytes [`Self::reclaim`] could give back now: the slabs in which no
+    /// lease holds an entry.
+    pub fn reclaimable(&self) -> usize {
+        let held: std::collections::HashSet<usize> = self
+            .entries
+            .values()
+            .filter(|e| Arc::strong_count(e) > 1)
+            .map(|e| e.slab)
+            .collect();
+        self.slabs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !held.contains(i))
+            .filter_map(|(_, s)| s.as_ref().map(|s| s.size))
+            .sum()
+    }
+
+    /// Gives back at least `bytes` of slab memory if it can: frees empty
+    /// slabs, evicting the least recently used entries no lease holds until
+    /// enough are empty. Returns the bytes given back.
+    pub fn reclaim(&mut self, bytes: usize) -> usize {
+        let mut freed = 0;
+        loop {
+            for slot in self.slabs.iter_mut() {
+                if slot.as_ref().is_some_and(|s| s.free == [(0, s.size)]) {
+                    if let Some(s) = slot.take() {
+                        freed += s.size;
+                        // SAFETY: made by this pool; no entry lies in it.
+                        unsafe { s.free_buffers() };
+                    }
+                }
+            }
+            if freed >= bytes || !self.evict_one() {
+                return freed;
+            }
+        }
     }
 
     fn tick(&mut self) -> u64 {
@@ -207,7 +265,7 @@ impl Pool {
             self.stats.refused += 1;
             return None;
         };
-        let whole = self.slabs[slab].whole;
+        let whole = self.slabs[slab].as_ref()?.whole;
         for (l, &(ko, vo)) in sections.iter().enumerate() {
             // SAFETY: the range lies inside the slab's tensor (allocated for
             // `len` bytes at `off`); the caller vouches for the sources.
@@ -244,7 +302,7 @@ impl Pool {
     /// Where entry `e`'s section of layer `l` (`v`: V, else K) starts, when
     /// the pool is host memory.
     pub fn host_ptr(&self, e: &Entry, l: usize, v: bool) -> Option<*const u8> {
-        let slab = self.slabs.get(e.slab)?;
+        let slab = self.slabs.get(e.slab)?.as_ref()?;
         // SAFETY: a live slab buffer (module invariant).
         if !unsafe { sys::ggml_backend_buffer_is_host(slab.buf.as_ptr()) } {
             return None;
@@ -336,7 +394,9 @@ impl Pool {
             unsafe {
                 let gf = sys::ggml_new_graph_custom(ctx.as_ptr(), graph_size, false);
                 for (e, cell0) in at {
-                    let slab = &self.slabs[e.slab];
+                    let Some(slab) = self.slabs[e.slab].as_ref() else {
+                        return Err("a pooled state's memory was given back".to_string());
+                    };
                     let base = sys::ggml_backend_buffer_get_base(slab.buf.as_ptr()) as *mut u8;
                     for l in 0..e.meta.k.len() {
                         let (kt, vt) = kv.tensors(l);
@@ -404,7 +464,7 @@ impl Pool {
             if let Some(found) = self.first_fit(len) {
                 return Some(found);
             }
-            let reserved: usize = self.slabs.iter().map(|s| s.size).sum();
+            let reserved = self.reserved();
             let size = self.slab_bytes.max(len);
             if reserved + size <= self.budget {
                 if let Some(i) = self.new_slab(size) {
@@ -419,6 +479,7 @@ impl Pool {
 
     fn first_fit(&mut self, len: usize) -> Option<(usize, usize)> {
         for (i, slab) in self.slabs.iter_mut().enumerate() {
+            let Some(slab) = slab.as_mut() else { continue };
             if let Some(j) = slab.free.iter().position(|&(_, l)| l >= len) {
                 let (start, l) = slab.free[j];
                 if l == len {
@@ -455,15 +516,25 @@ impl Pool {
                 sys::ggml_backend_buffer_free(buf.as_ptr());
                 return None;
             };
-            self.slabs.push(Slab {
+            let slab = Slab {
                 buf,
                 ctx,
                 whole,
                 size,
                 free: vec![(0, size)],
-            });
+            };
+            // A given-back slot first: entries name slabs by index.
+            match self.slabs.iter().position(Option::is_none) {
+                Some(i) => {
+                    self.slabs[i] = Some(slab);
+                    Some(i)
+                }
+                None => {
+                    self.slabs.push(Some(slab));
+                    Some(self.slabs.len() - 1)
+                }
+            }
         }
-        Some(self.slabs.len() - 1)
     }
 
     /// Evicts the least recently used entry no lease holds; `false` if none.
@@ -483,7 +554,10 @@ impl Pool {
     }
 
     fn release(&mut self, slab: usize, start: usize, len: usize) {
-        let free = &mut self.slabs[slab].free;
+        let Some(slab) = self.slabs[slab].as_mut() else {
+            return;
+        };
+        let free = &mut slab.free;
         let at = free.partition_point(|&(s, _)| s < start);
         free.insert(at, (start, len));
         // Coalesce with the neighbours.
@@ -547,9 +621,8 @@ impl Drop for Pool {
         // SAFETY: each handle was made by this pool and is freed once; no
         // lease can use them without the pool (module invariant).
         unsafe {
-            for s in self.slabs.drain(..) {
-                sys::ggml_free(s.ctx.as_ptr());
-                sys::ggml_backend_buffer_free(s.buf.as_ptr());
+            for s in self.slabs.drain(..).flatten() {
+                s.free_buffers();
             }
             if let Some(b) = self.backend.take() {
                 sys::ggml_backend_free(b.as_ptr());
@@ -615,6 +688,49 @@ mod tests {
     }
 
     #[test]
+    fn slabs_nothing_leased_lies_in_are_given_back_on_demand() {
+        // Three 4 KiB slabs of two entries each; "c" (slab 1) is leased.
+        let mut p = cpu_pool(3 * 4096);
+        for (k, fill) in [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5), ("f", 6)] {
+            assert!(put(&mut p, k, fill).is_some(), "{k}");
+        }
+        assert_eq!(p.stats().reserved_bytes, 3 * 4096);
+        let held = p.get("c").expect("c");
+        assert_eq!(p.reclaimable(), 2 * 4096, "the leased entry's slab stays");
+        // "a" and "b" become the least recently used.
+        for k in ["f", "e", "d"] {
+            p.get(k);
+        }
+        // One slab's worth: evict a, then b (slab 0 empties), then stop.
+        assert_eq!(p.reclaim(1), 4096);
+        assert!(p.get("a").is_none() && p.get("b").is_none());
+        for k in ["d", "e", "f"] {
+            assert!(p.get(k).is_some(), "{k}: not needed");
+        }
+        assert_eq!(p.stats().reserved_bytes, 2 * 4096);
+        // Everything that can go: only the leased entry's slab is left.
+        assert_eq!(p.reclaim(u64::MAX as usize), 4096);
+        assert_eq!(p.reclaimable(), 0);
+        let s = p.stats();
+        assert_eq!((s.entries, s.reserved_bytes), (1, 4096), "{s:?}");
+        // SAFETY: host pool; 1000 bytes at the section start.
+        let back =
+            unsafe { std::slice::from_raw_parts(p.host_ptr(&held, 0, false).expect("host"), 1000) };
+        assert!(back.iter().all(|&b| b == 3), "the leased state is intact");
+        // Given-back slots are reused: the budget still holds three slabs.
+        drop(held);
+        for (k, fill) in [("g", 7), ("h", 8), ("i", 9), ("j", 10), ("k", 11)] {
+            assert!(put(&mut p, k, fill).is_some(), "{k}");
+        }
+        assert_eq!(p.stats().reserved_bytes, 3 * 4096);
+        let i = p.get("i").expect("i");
+        // SAFETY: as above.
+        let back =
+            unsafe { std::slice::from_raw_parts(p.host_ptr(&i, 0, true).expect("host"), 1000) };
+        assert!(back.iter().all(|&b| b == 9));
+    }
+
+    #[test]
     fn nothing_is_kept_when_everything_is_in_use_or_too_big() {
         let mut p = cpu_pool(4096);
         let a = put(&mut p, "a", 1);
@@ -634,6 +750,6 @@ mod tests {
         let ids: Vec<_> = ["a", "b"].iter().map(|k| put(&mut p, k, 0)).collect();
         drop(ids);
         while p.evict_one() {}
-        assert_eq!(p.slabs[0].free, vec![(0, 4096)]);
+        assert_eq!(p.slabs[0].as_ref().expect("slab").free, vec![(0, 4096)]);
     }
 }

@@ -173,6 +173,20 @@ impl Tiers {
         Ok(())
     }
 
+    /// Bytes of the KV cache's own memory (the first tier: `ram`, or
+    /// `vram`) that states hold but no answer is using: an answer's
+    /// context may have them ([`Self::reclaim`]).
+    pub fn reclaimable(&self) -> u64 {
+        self.pools.first().map_or(0, |p| p.reclaimable() as u64)
+    }
+
+    /// Gives back at least `bytes` of the KV cache's own memory if the
+    /// first tier can; the bytes given back.
+    pub fn reclaim(&mut self, bytes: u64) -> u64 {
+        let want = usize::try_from(bytes).unwrap_or(usize::MAX);
+        self.pools.first_mut().map_or(0, |p| p.reclaim(want) as u64)
+    }
+
     pub fn stats(&self) -> Vec<TierStats> {
         self.pools.iter().map(Pool::stats).collect()
     }

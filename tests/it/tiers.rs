@@ -92,6 +92,11 @@ fn a_repeated_question_reads_no_state_from_disk() {
     assert_eq!(again.generated.tokens, first.generated.tokens);
     let ram = &e.tier_stats()[0];
     assert_eq!((ram.tier.as_str(), ram.entries), ("ram", 3), "{ram:?}");
+    // Between answers nothing leases them: an answer's context may have
+    // their memory, and the budget says so.
+    let budget = e.memory_budget();
+    assert!(ram.reserved_bytes > 0);
+    assert_eq!(budget.held_by_states, ram.reserved_bytes, "{budget}");
     // `cache stats` sees this process's tiers.
     let mine = ape_chat::kvstore::live_tiers()
         .into_iter()
