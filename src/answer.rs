@@ -147,8 +147,11 @@ impl Default for AskOptions {
 pub struct Source {
     pub chunk: ChunkRecord,
     pub hit: Hit,
-    /// Share of the answer's attention to the sources that went to this one
-    /// (when attribution was on and at least one token was generated).
+    /// Share of the answer's attention to the sources that went to this one,
+    /// its re-read included (when attribution was on and at least one token
+    /// was generated). What the model looked at, not where the answer came
+    /// from: on SQuAD the largest share is on the answer's paragraph no more
+    /// often than retrieval's first chunk is (README, Attribution).
     pub attention_share: Option<f64>,
 }
 
@@ -377,25 +380,24 @@ pub fn ask(
     })
 }
 
-/// The chunks of `kept` (best first) best first for `mode`: as retrieved
-/// for the cached modes (what a re-read picks from); for sequential prefill,
-/// which reads the ranking backwards (best last), the retrieved chunks,
-/// then the `pinned` files' chunks last to first, so that it reads those
-/// files whole, in document order, before the retrieved chunks.
+/// The chunks of `kept` (best first) best first for `mode`. For the cached
+/// modes this is what a re-read picks from: the `pinned` files' chunks in
+/// retrieval order, then the rest (a question asked over a named file is
+/// about that file: its best chunk, not a note elsewhere, is read again
+/// next to the question). Sequential prefill reads the ranking backwards
+/// (best last): the retrieved chunks, then the pinned files' chunks last
+/// to first, so that it reads those files whole, in document order, before
+/// the retrieved chunks.
 fn reading_ranking(mode: Mode, kept: &[(Hit, ChunkRecord)], pinned: &[String]) -> Vec<usize> {
     let file_of = |c: &ChunkRecord| pinned.iter().position(|p| *p == c.path);
-    if mode != Mode::Sequential || pinned.is_empty() {
-        return (0..kept.len()).collect();
+    let (mut whole, rest): (Vec<usize>, Vec<usize>) =
+        (0..kept.len()).partition(|&i| file_of(&kept[i].1).is_some());
+    if mode != Mode::Sequential {
+        whole.extend(rest);
+        return whole;
     }
-    let mut rest: Vec<usize> = (0..kept.len())
-        .filter(|&i| file_of(&kept[i].1).is_none())
-        .collect();
-    let mut whole: Vec<usize> = (0..kept.len())
-        .filter(|&i| file_of(&kept[i].1).is_some())
-        .collect();
     whole.sort_by_key(|&i| (file_of(&kept[i].1), kept[i].1.lines.0));
-    rest.extend(whole.into_iter().rev());
-    rest
+    rest.into_iter().chain(whole.into_iter().rev()).collect()
 }
 
 /// The token ranges of each chunk (of `lengths`, in reading order) that
@@ -692,9 +694,11 @@ mod tests {
             [3, 1, 2, 0],
             "the file first to last, then the rest best last"
         );
-        // Cached modes keep retrieval order (what a re-read picks from).
+        // Cached modes (what a re-read picks from): the file's chunks in
+        // retrieval order, then the rest; without a file, retrieval order.
         let ape = Mode::Ape(ApeParams::default());
-        assert_eq!(reading_ranking(ape, &h, &pinned), [0, 1, 2, 3]);
+        assert_eq!(reading_ranking(ape, &h, &pinned), [1, 3, 0, 2]);
+        assert_eq!(reading_ranking(ape, &h, &[]), [0, 1, 2, 3]);
         assert_eq!(reading_ranking(Mode::Sequential, &h, &[]), [0, 1, 2, 3]);
     }
 }

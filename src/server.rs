@@ -605,7 +605,7 @@ fn sources(done: &Answered) -> Vec<Value> {
                     v["text"] = p.to_string().into();
                     v
                 }),
-                "score": s.hit.score, "attention_share": s.attention_share,
+                "score": s.hit.score,
                 "text": text,
             })
         })

@@ -47,7 +47,11 @@ pub fn run(
     let Some(dir) = dir else {
         anyhow::bail!("give the folder to answer from: ape-chat --ask QUESTION DIR");
     };
-    let options = answer_args.options(true)?;
+    // Attention shares for scripts only (`--json`): they point at the
+    // answer's source no better than retrieval's order, which the sources
+    // list already is (README, Attribution), and measuring them slows
+    // decoding.
+    let options = answer_args.options(args.json)?;
     let mut history = match &args.conversation {
         Some(path) => crate::conversation::load(path)?,
         None => Vec::new(),
@@ -155,17 +159,7 @@ fn print_human(a: &Answer, streamed: bool) -> anyhow::Result<()> {
             Some(p) => (" ", p.to_string()),
             None => (":", format!("{}-{}", c.lines.0, c.lines.1)),
         };
-        let share = s.attention_share.map_or(String::new(), |x| {
-            format!("  {:>3.0}% of attention", x * 100.0)
-        });
-        writeln!(
-            out,
-            "  {}. {}{sep}{place}{}{}",
-            i + 1,
-            c.path,
-            dim(&heading),
-            bold(&share)
-        )?;
+        writeln!(out, "  {}. {}{sep}{place}{}", i + 1, c.path, dim(&heading))?;
     }
     if a.sources.len() > SOURCES_SHOWN {
         writeln!(

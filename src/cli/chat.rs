@@ -27,7 +27,9 @@ pub fn run(
     let dir = dir
         .canonicalize()
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
-    let options = ask_args.options(true)?;
+    // No attention shares: they point at the answer's source no better than
+    // retrieval's order, which the pane already shows (README, Attribution).
+    let options = ask_args.options(false)?;
     let history = crate::paths::chat_history(&dir);
     let turns: Vec<Turn> = std::fs::read(&history)
         .ok()
@@ -142,7 +144,6 @@ fn ask(
                             path: s.chunk.path.clone(),
                             lines: s.chunk.lines,
                             heading: s.chunk.heading.join(" › "),
-                            share: s.attention_share,
                             preview: text.clone(),
                             place: s.chunk.place.as_ref().map(ToString::to_string),
                             editable: s.chunk.place.is_none()

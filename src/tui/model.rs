@@ -57,7 +57,6 @@ pub struct SourceView {
     pub path: String,
     pub lines: (usize, usize),
     pub heading: String,
-    pub share: Option<f64>,
     pub preview: String,
     /// Its page, slide, sheet rows… where the format has units.
     #[serde(default)]

@@ -183,9 +183,6 @@ fn draw_sources(f: &mut Frame<'_>, m: &Model, area: Rect) {
     match m.shown_turn() {
         Some(t) if !t.sources.is_empty() => {
             for (i, s) in t.sources.iter().enumerate() {
-                let share = s
-                    .share
-                    .map_or(String::new(), |x| format!("{:>3.0}%", x * 100.0));
                 let place = match &s.place {
                     Some(p) => format!("{} {p}", s.path),
                     None => format!("{}:{}-{}", s.path, s.lines.0, s.lines.1),
@@ -195,10 +192,10 @@ fn draw_sources(f: &mut Frame<'_>, m: &Model, area: Rect) {
                 } else {
                     (" ", Style::new())
                 };
-                lines.push(Line::from(vec![
-                    Span::styled(format!("{mark}{}. {place} ", i + 1), style),
-                    Span::styled(share, Style::new().fg(Color::Yellow)),
-                ]));
+                lines.push(Line::from(Span::styled(
+                    format!("{mark}{}. {place}", i + 1),
+                    style,
+                )));
                 if !s.heading.is_empty() {
                     lines.extend(
                         wrap(&s.heading, width.saturating_sub(3))
@@ -325,12 +322,11 @@ mod tests {
                 path: "backup-policy.md".into(),
                 lines: (18, 23),
                 heading: "Backup and Restore Policy › Retention".into(),
-                share: Some(0.62),
                 preview: "Nightly snapshots are kept for 35 days.\nMonthly snapshots are kept for 13 months.".into(),
                 place: None,
                 editable: true,
             },
-            SourceView { path: "handbook.pdf".into(), lines: (1, 9), heading: String::new(), share: Some(0.38), preview: String::new(), place: Some("pp. 3–4".into()), editable: false },
+            SourceView { path: "handbook.pdf".into(), lines: (1, 9), heading: String::new(), preview: String::new(), place: Some("pp. 3–4".into()), editable: false },
         ];
         let turn = Turn {
             question: "How long are nightly snapshots kept?".into(),
