@@ -106,6 +106,8 @@ impl ApeSettings {
             scale: self.scale_ape.unwrap_or(d.scale),
             reread: self.reread.unwrap_or(d.reread),
             window: self.reread_window.unwrap_or(d.window),
+            // A candidate measured by `eval` (`ape:…:sentences=1`), no flag yet.
+            sentences: d.sentences,
             focus: self.focus.unwrap_or(d.focus),
         };
         p.validate().map_err(ConfigError::Setting)?;

@@ -32,6 +32,11 @@ pub struct ApeParams {
     /// re-read's prefill (0: re-read whole chunks, out of the block).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub window: u32,
+    /// The window is whole sentences (as many consecutive ones as fit in
+    /// `window` tokens, [`super::best_sentences`]) rather than any run of
+    /// tokens: the answer's sentence is read whole or not at all.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sentences: bool,
     /// Each query row (token, head, layer) attends only to the `focus`
     /// chunks it gives the most attention mass, the rest drop out of its
     /// softmax (0: all chunks). Free; ties keep every tied chunk.
@@ -41,6 +46,10 @@ pub struct ApeParams {
 
 fn is_zero(x: &u32) -> bool {
     *x == 0
+}
+
+fn is_false(x: &bool) -> bool {
+    !*x
 }
 
 impl ApeParams {
@@ -56,6 +65,7 @@ impl ApeParams {
             scale,
             reread: 0,
             window: 0,
+            sentences: false,
             focus: 0,
         }
     }

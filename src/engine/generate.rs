@@ -98,10 +98,17 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
             "s" => p.scale = v.parse().map_err(|e| bad(&e))?,
             "reread" => p.reread = v.parse().map_err(|e| bad(&e))?,
             "window" => p.window = v.parse().map_err(|e| bad(&e))?,
+            "sentences" => {
+                p.sentences = match v {
+                    "1" => true,
+                    "0" => false,
+                    _ => return Err(bad(&"0 or 1")),
+                }
+            }
             "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
             _ => {
                 return Err(format!(
-                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, focus)"
+                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, focus)"
                 ))
             }
         }
@@ -117,8 +124,10 @@ impl fmt::Display for Mode {
                 write!(f, "ape (T={}, S={}", p.temperature, p.scale)?;
                 if p.reread > 0 {
                     write!(f, ", re-read {}", p.reread)?;
-                    if p.window > 0 {
-                        write!(f, " (window {})", p.window)?;
+                    match (p.window, p.sentences) {
+                        (0, _) => {}
+                        (w, false) => write!(f, " (window {w})")?,
+                        (w, true) => write!(f, " (window {w}, sentences)")?,
                     }
                 }
                 if p.focus > 0 {
@@ -341,10 +350,14 @@ pub fn prefill(
         0 => Vec::new(),
         _ => ctx.chunks.iter().map(|c| c.tokens.as_slice()).collect(),
     };
+    let sentences = matches!(mode, Mode::Ape(p) if p.sentences);
+    let engine = session.engine();
+    let ends = |t: TokenId| ends_sentence(&engine.token_bytes(t));
     for &i in reread.iter().rev() {
         let tokens = &ctx.chunks[i].tokens;
         let read = match window {
             0 => 0..tokens.len(),
+            w if sentences => best_sentences(tokens, ctx.question, &all, w, &ends),
             w => best_window(tokens, ctx.question, &all, w),
         };
         session.feed_reread(&tokens[read])?;
@@ -374,13 +387,7 @@ pub fn best_window(
     if w == 0 || tokens.len() <= w {
         return 0..tokens.len();
     }
-    let mut weight: std::collections::HashMap<TokenId, f64> =
-        question.iter().map(|&t| (t, 0.0)).collect();
-    let n = chunks.len() as f64;
-    for (t, idf) in weight.iter_mut() {
-        let df = chunks.iter().filter(|c| c.contains(t)).count() as f64;
-        *idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-    }
+    let weight = question_weights(question, chunks);
     // Slide the window one token at a time: a question token adds its
     // weight when its first copy enters, loses it when its last copy
     // leaves; `scores[s]` is the window starting at `s`.
@@ -414,6 +421,82 @@ pub fn best_window(
     let run = scores[first..].iter().take_while(|&&x| close(x)).count();
     let start = first + run.saturating_sub(1) / 2;
     start..start + w
+}
+
+/// Each distinct question token's BM25 inverse document frequency over
+/// `chunks`: what a window of a re-read chunk is scored by.
+fn question_weights(
+    question: &[TokenId],
+    chunks: &[&[TokenId]],
+) -> std::collections::HashMap<TokenId, f64> {
+    let n = chunks.len() as f64;
+    question
+        .iter()
+        .map(|&t| {
+            let df = chunks.iter().filter(|c| c.contains(&t)).count() as f64;
+            (t, (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+        })
+        .collect()
+}
+
+/// Whether a token's text ends a sentence: `.`, `!` or `?` last, or a
+/// line break anywhere.
+pub fn ends_sentence(bytes: &[u8]) -> bool {
+    bytes.last().is_some_and(|b| b".!?".contains(b)) || bytes.contains(&b'\n')
+}
+
+/// [`best_window`] in whole sentences: the consecutive sentences of
+/// `tokens` (split after each token `ends` says closes one), at most `w`
+/// tokens in all, holding the most of the question's rare tokens; among
+/// equals the longest (more context at no loss of matches), then the
+/// first. A sentence longer than `w` is a candidate through
+/// its own best window. The whole chunk when it is not longer than `w`.
+pub fn best_sentences(
+    tokens: &[TokenId],
+    question: &[TokenId],
+    chunks: &[&[TokenId]],
+    w: usize,
+    ends: &dyn Fn(TokenId) -> bool,
+) -> std::ops::Range<usize> {
+    if w == 0 || tokens.len() <= w {
+        return 0..tokens.len();
+    }
+    let weight = question_weights(question, chunks);
+    let score = |r: &std::ops::Range<usize>| -> f64 {
+        let mut seen = std::collections::HashSet::new();
+        tokens[r.clone()]
+            .iter()
+            .filter(|t| seen.insert(**t))
+            .filter_map(|t| weight.get(t))
+            .sum()
+    };
+    let mut starts: Vec<usize> = std::iter::once(0)
+        .chain((1..tokens.len()).filter(|&i| ends(tokens[i - 1])))
+        .collect();
+    starts.push(tokens.len());
+    let mut best: Option<(f64, std::ops::Range<usize>)> = None;
+    for a in 0..starts.len() - 1 {
+        // The most sentences from `a` on that fit, else `a`'s best window.
+        let fit = (a + 1..starts.len())
+            .take_while(|&b| starts[b] - starts[a] <= w)
+            .last();
+        let r = match fit {
+            Some(b) => starts[a]..starts[b],
+            None => {
+                let s = starts[a]..starts[a + 1];
+                let inner = best_window(&tokens[s.clone()], question, chunks, w);
+                s.start + inner.start..s.start + inner.end
+            }
+        };
+        let x = score(&r);
+        let better = best
+            .as_ref()
+            .is_none_or(|(b, br)| x > *b + 1e-9 || ((x - *b).abs() <= 1e-9 && r.len() > br.len()));
+        if better {
+            best = Some((x, r));
+        }
+    }
+    best.map_or(0..w, |(_, r)| r)
 }
 
 /// Answers over `ctx` in `mode`, calling `on_text` with each piece of
@@ -643,7 +726,10 @@ impl Utf8Stream {
 
 #[cfg(test)]
 mod tests {
-    use super::{best_window, ApeParams, Mode, StopScanner, TokenId, Utf8Stream};
+    use super::{
+        best_sentences, best_window, ends_sentence, ApeParams, Mode, StopScanner, TokenId,
+        Utf8Stream,
+    };
 
     #[test]
     fn mode_names_parse_in_one_place_with_ape_settings_filled_in() {
@@ -661,11 +747,16 @@ mod tests {
         };
         assert_eq!((w.reread, w.window), (1, 48));
         assert!(Mode::Ape(w).to_string().contains("window 48"));
+        let Ok(Mode::Ape(s)) = Mode::parse("ape:reread=1:window=48:sentences=1", ape) else {
+            panic!("a re-read of whole sentences parses");
+        };
+        assert!(s.sentences && !w.sentences);
+        assert!(Mode::Ape(s).to_string().contains("window 48, sentences"));
         let Ok(Mode::Ape(p)) = Mode::parse("ape:t=1:reread=2", ape) else {
             panic!("an ape spec");
         };
         assert_eq!((p.temperature, p.scale, p.reread), (1.0, 0.7, 2));
-        for bad in ["apex", "ape:t", "ape:q=1", "ape:t=0"] {
+        for bad in ["apex", "ape:t", "ape:q=1", "ape:t=0", "ape:sentences=yes"] {
             assert!(Mode::parse(bad, ape).is_err(), "{bad}");
         }
     }
@@ -690,6 +781,38 @@ mod tests {
         // Short chunks and a zero window are read whole.
         assert_eq!(best_window(&other, &question, &all, 9), 0..4);
         assert_eq!(best_window(&chunk, &question, &all, 0), 0..chunk.len());
+    }
+
+    #[test]
+    fn the_best_sentences_are_whole_and_hold_the_questions_rare_tokens() {
+        // Token 0 ends a sentence; 1 is in every chunk; 7 and 8 are rare.
+        // Sentences: [0..6) [6..10) [10..20) [20..24) [24..30).
+        let chunk: Vec<TokenId> = [
+            vec![1, 1, 1, 1, 1, 0],
+            vec![1, 7, 1, 0],
+            vec![1, 1, 1, 1, 1, 1, 1, 1, 8, 0],
+            vec![1, 1, 1, 0],
+            vec![1, 1, 1, 1, 1, 0],
+        ]
+        .concat();
+        let other: Vec<TokenId> = vec![1, 2, 3, 0];
+        let all: Vec<&[TokenId]> = vec![&chunk, &other, &other];
+        let ends = |t: TokenId| t == 0;
+        let q = [1, 7, 8];
+        // 14 tokens: the sentences holding 7 and 8, whole.
+        assert_eq!(best_sentences(&chunk, &q, &all, 14, &ends), 6..20);
+        // 13: not both; of the equal candidates holding one (0..10, 6..10,
+        // 10..20) the longest, then the first.
+        assert_eq!(best_sentences(&chunk, &q, &all, 13, &ends), 0..10);
+        // Only 8 is asked: 6..20 and 10..24 hold it, as long: the first.
+        assert_eq!(best_sentences(&chunk, &[8], &all, 14, &ends), 6..20);
+        // A sentence longer than the window: its best window.
+        let r = best_sentences(&chunk, &[8], &all, 3, &ends);
+        assert!(r.contains(&18) && r.len() == 3, "{r:?}");
+        // Short chunks and a zero window are read whole.
+        assert_eq!(best_sentences(&other, &q, &all, 9, &ends), 0..4);
+        assert_eq!(best_sentences(&chunk, &q, &all, 0, &ends), 0..30);
+        assert!(ends_sentence(b" end.") && ends_sentence(b"\n\n") && !ends_sentence(b" Mr"));
     }
 
     #[test]

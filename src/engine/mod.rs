@@ -49,7 +49,9 @@ use llama_cpp_2::model::LlamaModel;
 
 pub use ape::ApeParams;
 pub use cuda::compile_check as cuda_kernel_compile_check;
-pub use generate::{best_window, GenerateOptions, Generated, Mode, Sampling, StopReason};
+pub use generate::{
+    best_sentences, best_window, GenerateOptions, Generated, Mode, Sampling, StopReason,
+};
 pub use hook::{DevicePath, Probe, ProbeEvent, ProbeKind};
 pub use model_info::{ModelId, ModelInfo};
 pub use pool::{Lease, TierStats};

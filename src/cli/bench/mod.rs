@@ -112,18 +112,20 @@ fn bench_modes(ape: ApeParams) -> Vec<Mode> {
     ]
 }
 
-/// [`bench_modes`] and the windowed re-reads (`ape:reread=1:window=N`):
-/// what `bench ttft` times, the speed axis of `bench frontier`.
+/// [`bench_modes`] and the windowed re-reads (`ape:reread=1:window=N`, and
+/// at 48 tokens in whole sentences): what `bench ttft` times, the speed
+/// axis of `bench frontier`.
 fn frontier_modes(ape: ApeParams) -> Vec<Mode> {
     let plain = ApeParams {
         reread: 0,
         focus: 0,
         ..ape
     };
-    let windows = [32, 48, 64].map(|window| {
+    let windows = [(32, false), (48, false), (64, false), (48, true)].map(|(window, sentences)| {
         Mode::Ape(ApeParams {
             reread: 1,
             window,
+            sentences,
             ..plain
         })
     });
