@@ -187,8 +187,17 @@ fn a_question_typed_in_the_ui_gets_a_streamed_answer_with_sources() {
 
     type_line(&name, "Where are the encryption keys kept?");
     let screen = wait_for(&name, "the answer", |s| {
-        s.contains("TTFT") && s.contains("% ")
+        s.contains("TTFT") && s.contains("›1. ")
     });
+    // Sources in retrieval's order, without attention shares (they point
+    // at the answer no better than that order).
+    assert!(
+        screen
+            .lines()
+            .filter(|l| l.contains(". backup-policy.md"))
+            .all(|l| !l.contains('%')),
+        "{screen}"
+    );
     assert!(
         screen.contains("you: Where are the encryption keys kept?"),
         "{screen}"
