@@ -277,16 +277,67 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
                 color.filled(),
             )))
             .map_err(|e| err(&e))?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                short_label(&p.label),
-                (p.speedup * 1.04, p.likelihood.value),
-                ("sans-serif", 12).into_font(),
-            )))
-            .map_err(|e| err(&e))?;
+    }
+    // Labels right of their points (left where they would leave the
+    // picture), moved a line at a time where they would overlap (the
+    // windowed re-reads crowd together).
+    let right_edge = root.dim_in_pixel().0 as i32 - 4;
+    let labels: Vec<String> = f.points.iter().map(|p| short_label(&p.label)).collect();
+    let anchors: Vec<(i32, i32, i32)> = f
+        .points
+        .iter()
+        .zip(&labels)
+        .map(|(p, l)| {
+            let (x, y) = chart.backend_coord(&(p.speedup, p.likelihood.value));
+            let w = LABEL_CHAR * l.chars().count() as i32;
+            let x = if x + 8 + w <= right_edge {
+                x + 8
+            } else {
+                x - 8 - w
+            };
+            (x, y - LABEL_LINE / 2, w)
+        })
+        .collect();
+    for ((label, &(x, _, _)), y) in labels.iter().zip(&anchors).zip(place_labels(&anchors)) {
+        root.draw(&Text::new(
+            label.as_str(),
+            (x, y),
+            ("sans-serif", 12).into_font(),
+        ))
+        .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// A label's line height and (generous) character width in pixels, at
+/// the chart's 12-point font.
+const LABEL_LINE: i32 = 14;
+const LABEL_CHAR: i32 = 7;
+
+/// Top edges for labels anchored at `(x, y, width)` (pixels): each keeps
+/// its `y` unless it would overlap one placed before it (from the top),
+/// then moves by whole lines, down first, to the nearest free place.
+fn place_labels(anchors: &[(i32, i32, i32)]) -> Vec<i32> {
+    let mut order: Vec<usize> = (0..anchors.len()).collect();
+    order.sort_by_key(|&i| anchors[i].1);
+    let mut placed: Vec<(i32, i32, i32)> = Vec::new();
+    let mut ys = vec![0; anchors.len()];
+    for i in order {
+        let (x, y0, w) = anchors[i];
+        let clashes = |y: i32| {
+            placed
+                .iter()
+                .any(|&(px, py, pw)| x < px + pw && px < x + w && (y - py).abs() < LABEL_LINE)
+        };
+        let y = (0..=placed.len() as i32 + 1)
+            .flat_map(|k| [y0 + k * LABEL_LINE, y0 - k * LABEL_LINE])
+            .find(|&y| !clashes(y))
+            .unwrap_or(y0);
+        placed.push((x, y, w));
+        ys[i] = y;
+    }
+    ys
 }
 
 /// `ape (T=0.8, S=1, re-read 1 (window 32))` → `ape (re-read 1 (window
@@ -357,6 +408,21 @@ mod tests {
             ["window"],
             "the interval's low end and contains count"
         );
+    }
+
+    #[test]
+    fn crowded_labels_move_apart_and_lone_ones_stay() {
+        // Two labels over the same pixels, a third elsewhere.
+        let anchors = [(100, 50, 80), (120, 55, 80), (400, 52, 80)];
+        let ys = place_labels(&anchors);
+        assert_eq!(ys[0], 50, "the upper one keeps its place");
+        assert_eq!(ys[1], 55 + LABEL_LINE, "the lower one moves a line down");
+        assert_eq!(ys[2], 52, "no overlap, no move");
+        // A third on the same spot finds the next free line.
+        let ys = place_labels(&[(100, 50, 80), (100, 50, 80), (100, 50, 80)]);
+        let mut sorted = ys.clone();
+        sorted.sort();
+        assert_eq!(sorted, [50 - LABEL_LINE, 50, 50 + LABEL_LINE]);
     }
 
     #[test]
