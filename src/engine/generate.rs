@@ -387,7 +387,15 @@ pub fn best_window(
     if w == 0 || tokens.len() <= w {
         return 0..tokens.len();
     }
-    let weight = question_weights(question, chunks);
+    weighted_window(tokens, &question_weights(question, chunks), w)
+}
+
+/// [`best_window`] of a chunk longer than `w`, question tokens weighted.
+fn weighted_window(
+    tokens: &[TokenId],
+    weight: &std::collections::HashMap<TokenId, f64>,
+    w: usize,
+) -> std::ops::Range<usize> {
     // Slide the window one token at a time: a question token adds its
     // weight when its first copy enters, loses it when its last copy
     // leaves; `scores[s]` is the window starting at `s`.
@@ -484,7 +492,7 @@ pub fn best_sentences(
             Some(b) => starts[a]..starts[b],
             None => {
                 let s = starts[a]..starts[a + 1];
-                let inner = best_window(&tokens[s.clone()], question, chunks, w);
+                let inner = weighted_window(&tokens[s.clone()], &weight, w);
                 s.start + inner.start..s.start + inner.end
             }
         };

@@ -149,10 +149,14 @@ pub fn budget(configured: Option<u64>, gpu_layers: u32, held_by_states: u64) -> 
             held_by_states: 0,
         };
     }
-    let (free, source) = match (gpu_layers > 0).then(free_gpu_memory).flatten() {
-        Some(free) => (free, BudgetSource::FreeGpu),
-        None => (available_ram(), BudgetSource::FreeRam),
-    };
+    match (gpu_layers > 0).then(free_gpu_memory).flatten() {
+        Some(free) => free_budget(free, BudgetSource::FreeGpu, held_by_states),
+        None => free_budget(available_ram(), BudgetSource::FreeRam, held_by_states),
+    }
+}
+
+/// `free` bytes measured at `source`, plus what cached states hold there.
+fn free_budget(free: u64, source: BudgetSource, held_by_states: u64) -> MemoryBudget {
     MemoryBudget {
         bytes: free + held_by_states,
         source,
@@ -247,11 +251,10 @@ mod tests {
     #[test]
     fn memory_cached_states_hold_counts_toward_a_free_budget() {
         let held = 3_000_000_000;
-        let (without, with) = (budget(None, 0, 0), budget(None, 0, held));
-        // What is free moves between the two readings; 256 MB of slack.
-        let grew = with.bytes as i64 - without.bytes as i64 - held as i64;
-        assert!(grew.abs() < 256 << 20, "{with:?} vs {without:?}");
+        let with = free_budget(5_000_000_000, BudgetSource::FreeRam, held);
+        assert_eq!(with.bytes, 8_000_000_000);
         assert_eq!(with.held_by_states, held);
+        assert_eq!(budget(None, 0, held).held_by_states, held);
         assert!(
             with.to_string().ends_with(
                 "(the RAM available now, with 3.00 GB that cached states hold and give back)"

@@ -278,15 +278,14 @@ impl Engine {
     /// budget first ([`Self::check_memory`]).
     pub fn session_for(&self, cells: usize) -> Result<Session<'_>, EngineError> {
         let want = (cells.next_multiple_of(256) as u32).max(self.options.ctx_tokens);
-        let budget = self.check_memory(want as usize)?;
+        let (need, budget) = self.check_memory(want as usize)?;
         // Counted in the budget: give the states' memory back before
         // llama.cpp allocates (a configured budget never counts it).
-        let need = self.memory_need(want as usize).total();
         let free = budget.bytes - budget.held_by_states;
-        if budget.held_by_states > 0 && need > free {
+        if budget.held_by_states > 0 && need.total() > free {
             if let Ok(mut tiers) = self.tiers.lock() {
                 if let Some(t) = tiers.as_mut() {
-                    t.reclaim(need - free);
+                    t.reclaim(need.total() - free);
                 }
             }
         }
@@ -315,14 +314,18 @@ impl Engine {
     }
 
     /// An error naming the need and the budget when a context of `cells`
-    /// cells would not fit, before anything is allocated; else the budget.
-    pub fn check_memory(&self, cells: usize) -> Result<memory::MemoryBudget, EngineError> {
+    /// cells would not fit, before anything is allocated; else the need and
+    /// the budget.
+    pub fn check_memory(
+        &self,
+        cells: usize,
+    ) -> Result<(memory::MemoryNeed, memory::MemoryBudget), EngineError> {
         let need = self.memory_need(cells);
         let budget = self.memory_budget();
         if need.total() > budget.bytes {
             return Err(EngineError::OverBudget { need, budget });
         }
-        Ok(budget)
+        Ok((need, budget))
     }
 
     /// Tokenizes document or user text: special-token syntax in it stays text.

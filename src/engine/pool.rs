@@ -88,6 +88,16 @@ pub struct TierStats {
     pub refused: u64,
 }
 
+struct Slab {
+    buf: NonNull<sys::ggml_backend_buffer>,
+    ctx: NonNull<sys::ggml_context>,
+    /// One byte tensor over the whole slab, to write into it on any device.
+    whole: NonNull<sys::ggml_tensor>,
+    size: usize,
+    /// Free ranges `(start, len)`, sorted, coalesced.
+    free: Vec<(usize, usize)>,
+}
+
 impl Slab {
     /// # Safety
     /// Once, for a slab made by [`Pool::new_slab`] that nothing uses any more.
@@ -98,16 +108,6 @@ impl Slab {
             sys::ggml_backend_buffer_free(self.buf.as_ptr());
         }
     }
-}
-
-struct Slab {
-    buf: NonNull<sys::ggml_backend_buffer>,
-    ctx: NonNull<sys::ggml_context>,
-    /// One byte tensor over the whole slab, to write into it on any device.
-    whole: NonNull<sys::ggml_tensor>,
-    size: usize,
-    /// Free ranges `(start, len)`, sorted, coalesced.
-    free: Vec<(usize, usize)>,
 }
 
 /// How a pool's entries reach the KV cache.

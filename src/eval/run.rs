@@ -123,12 +123,12 @@ pub struct Prediction {
     pub ttft_ms: f64,
     pub decode_tokens_per_s: f64,
     /// Per chunk, in the record's order, its share of the attention the
-    /// answer paid to the chunks (as `--ask` shows it; absent in rows made
-    /// before eval measured it).
+    /// answer paid to the chunks (as `--ask --json` gives it; absent in rows
+    /// made before eval measured it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shares: Option<Vec<f64>>,
-    /// The one chunk that contains a gold answer, when exactly one does:
-    /// where the answer is read from, for scoring attribution.
+    /// Where the answer is read from ([`answer_chunk`]), for scoring
+    /// attribution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_chunk: Option<usize>,
     /// The chunk retrieval ranks first (BM25), what shares are compared with.
@@ -527,7 +527,7 @@ pub fn compare(predictions: &[Prediction], modes: &[Mode]) -> (Vec<Paired>, Vec<
 #[derive(Clone, Debug, Serialize)]
 pub struct AttributionScore {
     pub label: String,
-    /// Records with shares and exactly one chunk holding a gold answer.
+    /// Records with shares and a known answer chunk.
     pub records: usize,
     /// Clusters (articles) the intervals resample.
     pub clusters: usize,
@@ -565,8 +565,7 @@ pub fn attribution(predictions: &[Prediction], modes: &[Mode]) -> Vec<Attributio
             let all = clusters(rows.iter().map(|r| r.0));
             let (top, first): (Vec<f64>, Vec<f64>) = rows.iter().map(|r| (r.1, r.2)).unzip();
             let mean = |v: &[f64]| {
-                let v = v.to_vec();
-                bootstrap(&all, move |ix| {
+                bootstrap(&all, |ix| {
                     ix.iter().map(|&i| v[i]).sum::<f64>() / ix.len() as f64
                 })
             };
