@@ -185,42 +185,54 @@ impl Pool {
         self.slabs.iter().flatten().map(|s| s.size).sum()
     }
 
+    /// Live slabs in which no lease holds an entry, with the last use of
+    /// their entries (0: empty).
+    fn free_slabs(&self) -> Vec<(usize, u64)> {
+        let mut last = vec![Some(0u64); self.slabs.len()];
+        for e in self.entries.values() {
+            let slot = &mut last[e.slab];
+            *slot = match Arc::strong_count(e) > 1 {
+                true => None,
+                false => slot.map(|t| t.max(e.last_used.load(Ordering::Relaxed))),
+            };
+        }
+        last.into_iter()
+            .enumerate()
+            .filter(|(i, _)| self.slabs[*i].is_some())
+            .filter_map(|(i, t)| Some((i, t?)))
+            .collect()
+    }
+
     /// Bytes [`Self::reclaim`] could give back now: the slabs in which no
     /// lease holds an entry.
     pub fn reclaimable(&self) -> usize {
-        let held: std::collections::HashSet<usize> = self
-            .entries
-            .values()
-            .filter(|e| Arc::strong_count(e) > 1)
-            .map(|e| e.slab)
-            .collect();
-        self.slabs
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !held.contains(i))
-            .filter_map(|(_, s)| s.as_ref().map(|s| s.size))
-            .sum()
+        let size = |i: usize| self.slabs[i].as_ref().map_or(0, |s| s.size);
+        self.free_slabs().into_iter().map(|(i, _)| size(i)).sum()
     }
 
-    /// Gives back at least `bytes` of slab memory if it can: frees empty
-    /// slabs, evicting the least recently used entries no lease holds until
-    /// enough are empty. Returns the bytes given back.
+    /// Gives back at least `bytes` of slab memory if it can, a whole slab at
+    /// a time: of the slabs no lease holds anything in, the one used least
+    /// recently, its entries evicted (only entries whose memory is freed go).
+    /// Returns the bytes given back.
     pub fn reclaim(&mut self, bytes: usize) -> usize {
         let mut freed = 0;
-        loop {
-            for slot in self.slabs.iter_mut() {
-                if slot.as_ref().is_some_and(|s| s.free == [(0, s.size)]) {
-                    if let Some(s) = slot.take() {
-                        freed += s.size;
-                        // SAFETY: made by this pool; no entry lies in it.
-                        unsafe { s.free_buffers() };
-                    }
-                }
+        let mut victims = self.free_slabs();
+        victims.sort_by_key(|&(_, last)| last);
+        for (i, _) in victims {
+            if freed >= bytes {
+                break;
             }
-            if freed >= bytes || !self.evict_one() {
-                return freed;
+            let before = self.entries.len();
+            self.entries.retain(|_, e| e.slab != i);
+            self.stats.evictions += (before - self.entries.len()) as u64;
+            if let Some(s) = self.slabs[i].take() {
+                freed += s.size;
+                // SAFETY: made by this pool; its entries are gone and none
+                // was leased.
+                unsafe { s.free_buffers() };
             }
         }
+        freed
     }
 
     fn tick(&mut self) -> u64 {
@@ -701,18 +713,20 @@ mod tests {
         for k in ["f", "e", "d"] {
             p.get(k);
         }
-        // One slab's worth: evict a, then b (slab 0 empties), then stop.
+        // One slab's worth: slab 0 (a and b, used least recently) goes whole.
         assert_eq!(p.reclaim(1), 4096);
         assert!(p.get("a").is_none() && p.get("b").is_none());
         for k in ["d", "e", "f"] {
             assert!(p.get(k).is_some(), "{k}: not needed");
         }
         assert_eq!(p.stats().reserved_bytes, 2 * 4096);
-        // Everything that can go: only the leased entry's slab is left.
+        // Everything that can go: only the leased entry's slab is left,
+        // with "d" beside it (evicting it would free nothing).
         assert_eq!(p.reclaim(u64::MAX as usize), 4096);
         assert_eq!(p.reclaimable(), 0);
         let s = p.stats();
-        assert_eq!((s.entries, s.reserved_bytes), (1, 4096), "{s:?}");
+        assert_eq!((s.entries, s.reserved_bytes), (2, 4096), "{s:?}");
+        assert!(p.get("d").is_some());
         // SAFETY: host pool; 1000 bytes at the section start.
         let back =
             unsafe { std::slice::from_raw_parts(p.host_ptr(&held, 0, false).expect("host"), 1000) };
