@@ -52,6 +52,14 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
             (false, true) => "frontier",
             _ => "",
         };
+        let mark = if f.choice.as_ref() == Some(&p.label) {
+            format!(
+                "{mark}{}the default's point",
+                if mark.is_empty() { "" } else { "; " }
+            )
+        } else {
+            mark.to_string()
+        };
         println!(
             "  {:<44} {:>8.1}× {:>10.0} {:>6.3} [{:.3}, {:.3}] {:>+7.3} [{:+.3}, {:+.3}]  {}",
             p.label,
@@ -74,6 +82,13 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
             frontier::TARGET_RETENTION_LOW,
             frontier::TARGET_CONTAINS_DROP * 100.0
         ))
+    );
+    println!(
+        "  {}",
+        dim(&match &f.choice {
+            Some(c) => format!("the default's point (at ≥ {TARGET_SPEEDUP}×: meets the bar, else the most \"contains\", then likelihood): {c}"),
+            None => format!("no point at ≥ {TARGET_SPEEDUP}×"),
+        })
     );
     if !f.unmatched.is_empty() {
         println!(
