@@ -30,8 +30,9 @@ pub enum Quality {
     /// APE over cached states: the fastest answer.
     Fast,
     /// APE, and the best sentences of the best-ranked chunk re-read before
-    /// the question (on a GPU the whole chunk): most of the gap to
-    /// sequential prefill closed for a fraction of one chunk's prefill.
+    /// the question (the whole chunk on a GPU, or over named files): most
+    /// of the gap to sequential prefill closed for a fraction of one
+    /// chunk's prefill.
     #[default]
     Balanced,
     /// Sequential prefill of every chunk: the baseline, slowest.
@@ -53,19 +54,22 @@ impl Quality {
         focus: None,
     };
 
-    /// `balanced` on a GPU: the whole chunk re-read. A GPU prefills a
-    /// 256-token chunk in about 13 ms (README, On an NVIDIA GPU), so the
-    /// window's saving is a few milliseconds there and its loss is not
-    /// worth them.
-    pub const BALANCED_GPU: ApeSettings = ApeSettings {
+    /// `balanced`'s whole-chunk re-read, where a window saves too little or
+    /// cuts too much. On a GPU: a 256-token chunk's prefill takes about
+    /// 13 ms there (README, On an NVIDIA GPU), so the window would save a
+    /// few milliseconds for its loss. Over named files (`--file`): "how
+    /// many" and "list every" need the chunk's every line, not the window
+    /// richest in the question's words (README, Whole-file questions:
+    /// a 48- or 64-token window answered 3 where the whole chunk gave 7).
+    pub const BALANCED_WHOLE: ApeSettings = ApeSettings {
         reread_window: Some(0),
         reread_sentences: None,
         ..Self::BALANCED
     };
 
     /// The mode this quality answers in under `settings` (what flags, the
-    /// environment and the config files set), on the CPU and, where it
-    /// differs, on a GPU. What the user set beats the preset, field by
+    /// environment and the config files set) and, where it differs, the
+    /// one for a whole-chunk re-read ([`Self::BALANCED_WHOLE`]). What the user set beats the preset, field by
     /// field; `fast` never re-reads.
     pub fn modes(self, settings: ApeSettings) -> Result<(Mode, Option<Mode>), ConfigError> {
         Ok(match self {
@@ -78,9 +82,9 @@ impl Quality {
                 None,
             ),
             Quality::Balanced => {
-                let cpu = Mode::Ape(settings.over(Self::BALANCED).params()?);
-                let gpu = Mode::Ape(settings.over(Self::BALANCED_GPU).params()?);
-                (cpu, (gpu != cpu).then_some(gpu))
+                let window = Mode::Ape(settings.over(Self::BALANCED).params()?);
+                let whole = Mode::Ape(settings.over(Self::BALANCED_WHOLE).params()?);
+                (window, (whole != window).then_some(whole))
             }
         })
     }
@@ -156,9 +160,10 @@ pub struct AskOptions {
     pub files: Vec<String>,
     pub retrieval: Retrieval,
     pub mode: Mode,
-    /// The mode instead where the engine runs on a GPU (`balanced`'s
-    /// re-read is the whole chunk there: [`Quality::BALANCED_GPU`]).
-    pub gpu_mode: Option<Mode>,
+    /// The mode instead where the engine runs on a GPU or files are read
+    /// whole (`balanced` re-reads the whole chunk there:
+    /// [`Quality::BALANCED_WHOLE`]).
+    pub whole_mode: Option<Mode>,
     pub generate: GenerateOptions,
 }
 
@@ -166,7 +171,7 @@ impl Default for AskOptions {
     /// Five chunks, hybrid retrieval, the default quality with APE's
     /// default settings, default decoding.
     fn default() -> Self {
-        let (mode, gpu_mode) = Quality::default()
+        let (mode, whole_mode) = Quality::default()
             .modes(ApeSettings::default())
             .unwrap_or((Mode::Ape(ApeParams::DEFAULT), None));
         Self {
@@ -174,7 +179,7 @@ impl Default for AskOptions {
             files: Vec::new(),
             retrieval: Retrieval::default(),
             mode,
-            gpu_mode,
+            whole_mode,
             generate: GenerateOptions::default(),
         }
     }
@@ -274,8 +279,8 @@ pub fn ask(
         .collect();
     let q = states.layout.conversation(engine, &earlier, question);
     let info = states.engine.info();
-    let mut mode = match options.gpu_mode {
-        Some(gpu) if engine.offloads() => gpu,
+    let mut mode = match options.whole_mode {
+        Some(whole) if engine.offloads() || !pinned.is_empty() => whole,
         _ => options.mode,
     };
     let mut decoding = options.generate;
@@ -569,7 +574,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn balanced_fills_what_the_settings_leave_unset_and_reads_whole_on_a_gpu() {
+    fn balanced_fills_what_the_settings_leave_unset_and_has_a_whole_chunk_mode() {
         let ape = |m: Mode| match m {
             Mode::Ape(p) => (p.temperature, p.reread, p.window, p.sentences),
             other => panic!("{other}"),

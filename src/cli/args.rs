@@ -283,7 +283,7 @@ impl AskArgs {
     /// Retrieval, mode and decoding settings for answering.
     pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
         let top_k = self.top_k.unwrap_or_default();
-        let (mode, gpu_mode) = match &self.mode {
+        let (mode, whole_mode) = match &self.mode {
             Some(name) => (
                 Mode::parse(name, self.ape.params()?).map_err(anyhow::Error::msg)?,
                 None,
@@ -304,7 +304,7 @@ impl AskArgs {
             files: self.files.clone(),
             retrieval: self.retrieval.into(),
             mode,
-            gpu_mode,
+            whole_mode,
             generate: GenerateOptions {
                 max_tokens: self.max_tokens,
                 sampling,
@@ -347,8 +347,8 @@ impl AskArgs {
 pub struct AskArgs {
     /// Speed against faithfulness to sequential prefill: `fast` (APE),
     /// `balanced` (APE, and the best chunk's best sentences re-read before
-    /// the question; on a GPU the whole chunk), `exact` (sequential
-    /// prefill) [default: balanced].
+    /// the question; the whole chunk on a GPU or with --file), `exact`
+    /// (sequential prefill) [default: balanced].
     #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
     quality: Option<QualityArg>,
     /// How retrieved chunks reach the model, overriding --quality.

@@ -57,7 +57,7 @@ pub fn run(model: &ModelArgs, args: &ContextArgs) -> anyhow::Result<ExitCode> {
         repeats: args.repeats,
         modes: vec![
             Mode::Ape(ape.params()?),
-            Mode::Ape(ape.over(Quality::BALANCED_GPU).params()?),
+            Mode::Ape(ape.over(Quality::BALANCED_WHOLE).params()?),
         ],
         sequential_max: args.sequential_max,
     };

@@ -106,7 +106,7 @@ fn bench_modes(settings: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
         Mode::Pcw,
         Mode::Parallel,
         Mode::Ape(ape.params()?),
-        preset(Quality::BALANCED_GPU)?,
+        preset(Quality::BALANCED_WHOLE)?,
         preset(Quality::BALANCED)?,
     ])
 }
