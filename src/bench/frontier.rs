@@ -305,7 +305,28 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
     // picture), moved a line at a time where they would overlap (the
     // windowed re-reads crowd together).
     let right_edge = root.dim_in_pixel().0 as i32 - 4;
-    let labels: Vec<String> = f.points.iter().map(|p| short_label(&p.label)).collect();
+    // The default's point is ringed and says so.
+    let labels: Vec<String> = f
+        .points
+        .iter()
+        .map(|p| match f.choice.as_ref() == Some(&p.label) {
+            true => format!("{} (the default)", short_label(&p.label)),
+            false => short_label(&p.label),
+        })
+        .collect();
+    if let Some(p) = f
+        .points
+        .iter()
+        .find(|p| f.choice.as_ref() == Some(&p.label))
+    {
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (p.speedup, p.likelihood.value),
+                9,
+                BLACK.stroke_width(2),
+            )))
+            .map_err(|e| err(&e))?;
+    }
     let anchors: Vec<(i32, i32, i32)> = f
         .points
         .iter()
@@ -519,6 +540,9 @@ mod tests {
         chart(&f, &svg).expect("chart");
         let text = std::fs::read_to_string(&svg).expect("svg");
         assert!(text.contains("<svg") && text.contains("ape"), "{text}");
+        // The only point at >= 20x is the default's, and the chart says so.
+        assert_eq!(f.choice.as_deref(), Some("ape (T=0.8, S=1)"));
+        assert!(text.contains("ape (the default)"), "{text}");
         std::fs::write(&t, "{}").expect("write");
         let e = join(&e, &t).expect_err("not a ttft report").to_string();
         assert!(e.contains("t.json"), "{e}");

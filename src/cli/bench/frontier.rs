@@ -40,8 +40,15 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
         "  {} records · {} chunks × {} tokens · {} threads · quality vs {} · speed vs {}",
         f.records, f.chunks, f.chunk_tokens, f.threads, f.quality_baseline, f.speed_baseline
     );
+    let w = f
+        .points
+        .iter()
+        .map(|p| p.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     println!(
-        "\n  {:<44} {:>9} {:>10} {:>24} {:>24}  ",
+        "\n  {:<w$} {:>9} {:>10} {:>24} {:>24}  ",
         "mode", "speedup", "TTFT ms", "likelihood retention", "Δ contains"
     );
     let mut points = f.points.clone();
@@ -61,7 +68,7 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
             mark.to_string()
         };
         println!(
-            "  {:<44} {:>8.1}× {:>10.0} {:>6.3} [{:.3}, {:.3}] {:>+7.3} [{:+.3}, {:+.3}]  {}",
+            "  {:<w$} {:>8.1}× {:>10.0} {:>6.3} [{:.3}, {:.3}] {:>+7.3} [{:+.3}, {:+.3}]  {}",
             p.label,
             p.speedup,
             p.ttft_ms,
