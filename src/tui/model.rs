@@ -25,6 +25,9 @@ pub enum Msg {
     /// The answer is complete.
     Answered {
         sources: Vec<SourceView>,
+        /// How it was made, for the status bar (`balanced` re-reads the
+        /// whole chunk on a GPU and over `@path` files, a window otherwise).
+        mode: String,
         ttft_ms: f64,
         tokens_per_s: f64,
     },
@@ -87,6 +90,8 @@ pub struct Turn {
 #[derive(Clone, Debug, Default)]
 pub struct Status {
     pub model: String,
+    /// How answers are made: the setting, as the last answer applied it
+    /// (before one, as asked for).
     pub mode: String,
     pub files: usize,
     pub chunks: usize,
@@ -181,6 +186,7 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Answered {
             sources,
+            mode,
             ttft_ms,
             tokens_per_s,
         } => {
@@ -190,6 +196,7 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             m.busy = false;
             m.source = 0;
+            m.status.mode = mode;
             m.status.last_ttft_ms = Some(ttft_ms);
             m.status.last_tokens_per_s = Some(tokens_per_s);
             vec![Effect::Save]
@@ -431,12 +438,17 @@ mod tests {
             &mut m,
             Msg::Answered {
                 sources: vec![],
+                mode: "balanced (whole re-read)".into(),
                 ttft_ms: 12.0,
                 tokens_per_s: 30.0,
             },
         );
         assert_eq!(fx, [Effect::Save]);
         assert_eq!(m.turns[0].answer, "Hi there");
+        assert_eq!(
+            m.status.mode, "balanced (whole re-read)",
+            "the answer's own"
+        );
         assert!(!m.busy && !m.turns[0].streaming);
     }
 
@@ -453,6 +465,7 @@ mod tests {
                 m,
                 Msg::Answered {
                     sources: vec![],
+                    mode: String::new(),
                     ttft_ms: 1.0,
                     tokens_per_s: 1.0,
                 },
@@ -558,6 +571,7 @@ mod tests {
             &mut m,
             Msg::Answered {
                 sources: vec![src("a.md"), src("b.pdf")],
+                mode: String::new(),
                 ttft_ms: 1.0,
                 tokens_per_s: 1.0,
             },
@@ -595,6 +609,7 @@ mod tests {
                     path: "my notes.md".into(),
                     ..SourceView::default()
                 }],
+                mode: String::new(),
                 ttft_ms: 1.0,
                 tokens_per_s: 1.0,
             },

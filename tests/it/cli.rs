@@ -313,7 +313,7 @@ fn bench_suite_writes_json_and_a_chart() {
     assert_eq!(sizes, [1, 2], "sorted");
     for p in r["sizes"].as_array().expect("sizes") {
         let modes = p["modes"].as_array().expect("modes");
-        assert_eq!(modes.len(), 5);
+        assert_eq!(modes.len(), 6);
         assert!(modes
             .iter()
             .all(|m| m["speedup"].as_f64().is_some_and(|x| x > 0.0)));
