@@ -68,10 +68,19 @@ impl Quality {
     };
 
     /// The mode this quality answers in under `settings` (what flags, the
-    /// environment and the config files set) and, where it differs, the
-    /// one for a whole-chunk re-read ([`Self::BALANCED_WHOLE`]). What the user set beats the preset, field by
-    /// field; `fast` never re-reads.
-    pub fn modes(self, settings: ApeSettings) -> Result<(Mode, Option<Mode>), ConfigError> {
+    /// environment, the config files and the model's shipped calibration
+    /// set) and, where it differs, the one for a whole-chunk re-read
+    /// ([`Self::BALANCED_WHOLE`]). `balanced` is what is set above the
+    /// preset: the user's settings over the model's shipped `balanced` ones
+    /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
+    /// the window, measured there). What the user set beats the preset,
+    /// field by field, and the preset beats the calibration; `fast` never
+    /// re-reads.
+    pub fn modes(
+        self,
+        settings: ApeSettings,
+        balanced: ApeSettings,
+    ) -> Result<(Mode, Option<Mode>), ConfigError> {
         Ok(match self {
             Quality::Exact => (Mode::Sequential, None),
             Quality::Fast => (
@@ -82,8 +91,9 @@ impl Quality {
                 None,
             ),
             Quality::Balanced => {
-                let window = Mode::Ape(settings.over(Self::BALANCED).params()?);
-                let whole = Mode::Ape(settings.over(Self::BALANCED_WHOLE).params()?);
+                let window = balanced.over(Self::BALANCED).over(settings);
+                let whole = settings.over(Self::BALANCED_WHOLE);
+                let (window, whole) = (Mode::Ape(window.params()?), Mode::Ape(whole.params()?));
                 (window, (whole != window).then_some(whole))
             }
         })
@@ -172,7 +182,7 @@ impl Default for AskOptions {
     /// default settings, default decoding.
     fn default() -> Self {
         let (mode, whole_mode) = Quality::default()
-            .modes(ApeSettings::default())
+            .modes(ApeSettings::default(), ApeSettings::default())
             .unwrap_or((Mode::Ape(ApeParams::DEFAULT), None));
         Self {
             top_k: TopK::default(),
@@ -576,41 +586,68 @@ mod tests {
     #[test]
     fn balanced_fills_what_the_settings_leave_unset_and_has_a_whole_chunk_mode() {
         let ape = |m: Mode| match m {
-            Mode::Ape(p) => (p.temperature, p.reread, p.window, p.sentences),
+            Mode::Ape(p) => (p.temperature, p.scale, p.reread, p.window, p.sentences),
             other => panic!("{other}"),
         };
-        let t = |t: f32| ApeSettings {
-            temperature_ape: Some(t),
+        // The layers as the CLI builds them: the model's calibration at the
+        // bottom of `settings`, its shipped `balanced` ones at the bottom of
+        // `balanced`, what the user set on top of both.
+        let shipped = ApeSettings {
+            temperature_ape: Some(0.8),
+            scale_ape: Some(1.0),
             ..ApeSettings::default()
         };
-        let (cpu, gpu) = Quality::Balanced.modes(t(0.8)).expect("valid");
-        assert_eq!(ape(cpu), (0.8, 1, 48, true));
-        assert_eq!(gpu.map(ape), Some((0.8, 1, 0, false)));
+        let shipped_balanced = ApeSettings {
+            scale_ape: Some(0.7),
+            ..ApeSettings::default()
+        };
+        let layers = |user: ApeSettings| (user.over(shipped), user.over(shipped_balanced));
+        let modes = |q: Quality, user: ApeSettings| {
+            let (settings, balanced) = layers(user);
+            q.modes(settings, balanced).expect("valid")
+        };
+        let none = ApeSettings::default();
+        // The shipped `balanced` S beats the calibration's, for the window
+        // only (the whole re-read was measured at the calibration's).
+        let (cpu, gpu) = modes(Quality::Balanced, none);
+        assert_eq!(ape(cpu), (0.8, 0.7, 1, 48, true));
+        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 0, false)));
+        // A model with nothing shipped for `balanced`: the generic preset.
+        let (cpu, _) = Quality::Balanced
+            .modes(shipped, ApeSettings::default())
+            .expect("valid");
+        assert_eq!(ape(cpu), (0.8, 1.0, 1, 48, true));
         // What the user set wins field by field, on both devices.
         let two = ApeSettings {
             reread: Some(2),
-            ..t(0.8)
+            scale_ape: Some(0.9),
+            ..ApeSettings::default()
         };
-        let (cpu, gpu) = Quality::Balanced.modes(two).expect("valid");
+        let (cpu, gpu) = modes(Quality::Balanced, two);
         assert_eq!(
             (ape(cpu), gpu.map(ape)),
-            ((0.8, 2, 48, true), Some((0.8, 2, 0, false)))
+            ((0.8, 0.9, 2, 48, true), Some((0.8, 0.9, 2, 0, false)))
         );
         let tokens = ApeSettings {
             reread_window: Some(32),
             reread_sentences: Some(false),
-            ..t(0.8)
+            ..ApeSettings::default()
         };
-        let (cpu, gpu) = Quality::Balanced.modes(tokens).expect("valid");
-        assert_eq!((ape(cpu), gpu), ((0.8, 1, 32, false), None));
-        // `fast` never re-reads; `exact` is sequential prefill.
-        let (fast, gpu) = Quality::Fast.modes(two).expect("valid");
-        assert_eq!((ape(fast), gpu), ((0.8, 0, 0, false), None));
-        assert_eq!(
-            Quality::Exact.modes(two).expect("valid"),
-            (Mode::Sequential, None)
-        );
-        assert!(Quality::Balanced.modes(t(0.0)).is_err());
+        let (cpu, gpu) = modes(Quality::Balanced, tokens);
+        assert_eq!(ape(cpu), (0.8, 0.7, 1, 32, false));
+        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 32, false)));
+        // `fast` never re-reads and keeps the calibration; `exact` is
+        // sequential prefill.
+        let (fast, gpu) = modes(Quality::Fast, two);
+        assert_eq!((ape(fast), gpu), ((0.8, 0.9, 0, 0, false), None));
+        let (fast, _) = modes(Quality::Fast, none);
+        assert_eq!(ape(fast), (0.8, 1.0, 0, 0, false));
+        assert_eq!(modes(Quality::Exact, two), (Mode::Sequential, None));
+        let bad = ApeSettings {
+            temperature_ape: Some(0.0),
+            ..ApeSettings::default()
+        };
+        assert!(Quality::Balanced.modes(bad, bad).is_err());
     }
 
     fn hits(tokens: &[usize]) -> Vec<(Hit, ChunkRecord)> {

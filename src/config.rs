@@ -28,6 +28,11 @@ pub struct FileConfig {
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
     pub top_k: Option<crate::index::TopK>,
+    /// What `balanced` sets above its preset ([`crate::answer::Quality::modes`]):
+    /// this file's APE settings over the model's shipped `balanced` ones.
+    /// Filled by [`Self::for_model`], never read from the file.
+    #[serde(skip)]
+    pub balanced: ApeSettings,
     /// Only index files matching these globs (gitignore syntax); `--include`
     /// flags replace them.
     pub include: Vec<String>,
@@ -169,15 +174,28 @@ fn shortest_opt<S: serde::Serializer>(x: &Option<f32>, s: S) -> Result<S::Ok, S:
 #[derive(Clone, Debug, Deserialize)]
 struct Shipped {
     settings: ModelConfig,
+    /// What `--quality balanced` sets over `settings` for this model (its
+    /// point on the frontier), where it was measured.
+    #[serde(default)]
+    balanced: ApeSettings,
 }
 
-/// The shipped settings for the model with identity `id`, if any.
-pub fn shipped(id: &str) -> Option<ModelConfig> {
+fn shipped_for(id: &str) -> Option<&'static Shipped> {
     static SHIPPED: std::sync::OnceLock<BTreeMap<String, Shipped>> = std::sync::OnceLock::new();
     SHIPPED
         .get_or_init(|| serde_json::from_str(SHIPPED_JSON).unwrap_or_default())
         .get(id)
-        .map(|s| s.settings)
+}
+
+/// The shipped settings for the model with identity `id`, if any.
+pub fn shipped(id: &str) -> Option<ModelConfig> {
+    shipped_for(id).map(|s| s.settings)
+}
+
+/// `balanced`'s shipped settings for the model with identity `id` (none
+/// set where none was measured).
+pub fn shipped_balanced(id: &str) -> ApeSettings {
+    shipped_for(id).map(|s| s.balanced).unwrap_or_default()
 }
 
 /// `assets/calibrated.json`, compiled in.
@@ -195,7 +213,8 @@ impl FileConfig {
 
     /// These settings as they apply to the model with identity `id`, in
     /// layers: shipped settings for the model < top-level values < the
-    /// model's own `[models."<id>"]` table.
+    /// model's own `[models."<id>"]` table; `balanced` has the model's
+    /// shipped `balanced` settings at the bottom instead.
     pub fn for_model(&self, id: Option<&str>) -> FileConfig {
         let own = id
             .and_then(|id| self.models.get(id))
@@ -205,9 +224,11 @@ impl FileConfig {
             ape: self.ape,
             prefix_newlines: self.prefix_newlines,
         };
-        let m = own.over(top).over(id.and_then(shipped).unwrap_or_default());
+        let user = own.over(top);
+        let m = user.over(id.and_then(shipped).unwrap_or_default());
         FileConfig {
             ape: m.ape,
+            balanced: user.ape.over(id.map(shipped_balanced).unwrap_or_default()),
             prefix_newlines: m.prefix_newlines,
             ..self.clone()
         }
@@ -403,7 +424,42 @@ mod tests {
             let params = crate::engine::ApeParams::new(t.expect("T"), sc.expect("S"));
             params.validate().expect("valid APE settings");
             assert_eq!(shipped(id), Some(s.settings));
+            // `balanced`'s shipped settings, over the calibration.
+            s.balanced
+                .over(s.settings.ape)
+                .params()
+                .expect("valid balanced settings");
+            assert_eq!(shipped_balanced(id), s.balanced);
         }
+    }
+
+    /// `balanced` stacks the user's settings over the model's shipped
+    /// `balanced` ones; every other quality keeps the calibration's.
+    #[test]
+    fn balanced_settings_put_the_users_over_the_models_shipped_ones() {
+        let all: BTreeMap<String, Shipped> =
+            serde_json::from_str(SHIPPED_JSON).expect("assets/calibrated.json parses");
+        let (id, s) = all
+            .iter()
+            .find(|(_, s)| s.balanced.scale_ape.is_some())
+            .expect("a model ships a balanced S");
+        let plain = FileConfig::default().for_model(Some(id));
+        assert_eq!(plain.balanced, s.balanced);
+        assert_eq!(plain.ape.scale_ape, s.settings.ape.scale_ape);
+        let mine = FileConfig {
+            ape: ApeSettings {
+                scale_ape: Some(0.95),
+                ..ApeSettings::default()
+            },
+            ..FileConfig::default()
+        }
+        .for_model(Some(id));
+        assert_eq!(mine.balanced.scale_ape, Some(0.95));
+        assert_eq!(mine.balanced.reread_window, s.balanced.reread_window);
+        assert_eq!(
+            FileConfig::default().for_model(None).balanced,
+            ApeSettings::default()
+        );
     }
 
     #[test]

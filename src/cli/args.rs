@@ -288,7 +288,7 @@ impl AskArgs {
                 Mode::parse(name, self.ape.params()?).map_err(anyhow::Error::msg)?,
                 None,
             ),
-            None => self.quality().modes(self.ape)?,
+            None => self.quality().modes(self.ape, self.balanced)?,
         };
         let sampling = if self.temperature > 0.0 {
             Sampling::Sample {
@@ -339,6 +339,7 @@ impl AskArgs {
                 Quality::Exact => QualityArg::Exact,
             });
         }
+        self.balanced = self.ape.over(c.balanced);
         self.ape = self.ape.over(c.ape);
     }
 }
@@ -356,6 +357,10 @@ pub struct AskArgs {
     mode: Option<String>,
     #[command(flatten)]
     ape: ApeSettings,
+    /// What `balanced` sets above its preset (the flags over the file's
+    /// and the model's shipped `balanced` settings; `FileConfig::balanced`).
+    #[arg(skip)]
+    balanced: ApeSettings,
     /// Chunks read per question: the K best, or `all` (under fast and
     /// balanced every chunk shares the same positions, so K may reach past
     /// the model's window; memory is the limit) [default: 5].

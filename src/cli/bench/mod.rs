@@ -58,9 +58,13 @@ impl BenchCommand {
     /// Fills what flags and env left unset from the config file.
     pub fn apply(&mut self, c: &crate::config::FileConfig) {
         match self {
-            BenchCommand::Ttft(a) => a.ape = a.ape.over(c.ape),
+            BenchCommand::Ttft(a) => {
+                a.balanced = a.ape.over(c.balanced);
+                a.ape = a.ape.over(c.ape);
+            }
             BenchCommand::Context(a) => a.ape = a.ape.over(c.ape),
             BenchCommand::Suite(a) => {
+                a.balanced = a.ape.over(c.balanced);
                 a.ape = a.ape.over(c.ape);
                 a.folder.apply(c);
             }
@@ -95,20 +99,20 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// The modes benchmarks compare: sequential first (the speedups are over
-/// it), the paper's ablation, and `balanced` as it re-reads on a GPU (the
-/// whole best chunk) and on the CPU (its best sentences). T and S are the
-/// settings'; the re-reads are the presets', whatever the settings say.
-fn bench_modes(settings: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
-    let ape = t_and_s(settings);
-    let preset = |p: ApeSettings| ape.over(p).params().map(Mode::Ape);
-    Ok(vec![
+/// it), the paper's ablation, and `balanced` as it answers under these
+/// settings ([`Quality::modes`]): on a GPU (the whole best chunk) and on
+/// the CPU (its best sentences). The plain APE mode takes T and S only.
+fn bench_modes(settings: ApeSettings, balanced: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
+    let (window, whole) = Quality::Balanced.modes(settings, balanced)?;
+    let mut modes = vec![
         Mode::Sequential,
         Mode::Pcw,
         Mode::Parallel,
-        Mode::Ape(ape.params()?),
-        preset(Quality::BALANCED_WHOLE)?,
-        preset(Quality::BALANCED)?,
-    ])
+        Mode::Ape(t_and_s(settings).params()?),
+    ];
+    modes.extend(whole);
+    modes.push(window);
+    Ok(modes)
 }
 
 /// Of APE's settings, T and S only: a benchmark's modes set the rest.
@@ -122,7 +126,7 @@ fn t_and_s(settings: ApeSettings) -> ApeSettings {
 
 /// [`bench_modes`] and re-reads of token windows (`ape:reread=1:window=N`):
 /// what `bench ttft` times, the speed axis of `bench frontier`.
-fn frontier_modes(settings: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
+fn frontier_modes(settings: ApeSettings, balanced: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
     let plain = t_and_s(settings).params()?;
     let windows = [32, 48, 64].map(|window| {
         Mode::Ape(ApeParams {
@@ -131,7 +135,10 @@ fn frontier_modes(settings: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
             ..plain
         })
     });
-    Ok(bench_modes(settings)?.into_iter().chain(windows).collect())
+    Ok(bench_modes(settings, balanced)?
+        .into_iter()
+        .chain(windows)
+        .collect())
 }
 
 /// Writes `report` as `DIR/STEM.json` (atomically: a reader never sees

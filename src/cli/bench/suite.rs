@@ -40,6 +40,9 @@ pub struct SuiteArgs {
     out: PathBuf,
     #[command(flatten)]
     pub(super) ape: crate::config::ApeSettings,
+    /// What `balanced` sets above its preset (as `AskArgs` has it).
+    #[arg(skip)]
+    pub(super) balanced: crate::config::ApeSettings,
     #[command(flatten)]
     pub(super) folder: FolderArgs,
     /// Print the report as JSON on stdout too.
@@ -56,7 +59,7 @@ pub fn run(model: &ModelArgs, args: &SuiteArgs) -> anyhow::Result<ExitCode> {
         chunk_tokens: args.chunk_tokens,
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
-        modes: bench_modes(args.ape)?,
+        modes: bench_modes(args.ape, args.balanced)?,
         index_folder: args.index_folder.clone().or_else(|| {
             let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
             sample.is_dir().then_some(sample)

@@ -34,6 +34,9 @@ pub struct TtftArgs {
     no_flash_baseline: bool,
     #[command(flatten)]
     pub(super) ape: crate::config::ApeSettings,
+    /// What `balanced` sets above its preset (as `AskArgs` has it).
+    #[arg(skip)]
+    pub(super) balanced: crate::config::ApeSettings,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -47,7 +50,7 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
         chunk_tokens: args.chunk_tokens,
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
-        modes: frontier_modes(args.ape)?,
+        modes: frontier_modes(args.ape, args.balanced)?,
         under_load: args.under_load,
         flash_baseline: !args.no_flash_baseline,
     };
