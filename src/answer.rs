@@ -40,11 +40,13 @@ pub enum Quality {
 }
 
 impl Quality {
-    /// `balanced`'s re-read, for what the user's settings leave unset: the
-    /// best-ranked chunk's best 48 tokens in whole sentences. On the CPU
-    /// the frontier's point closest to sequential prefill's quality at
-    /// ≥ 20× its speed (README, Fast and right): the whole chunk's re-read
-    /// keeps more but costs 3–4 s of prefill there.
+    /// `balanced`'s re-read, for what the user's settings and the model's
+    /// shipped `balanced` ones leave unset: the best-ranked chunk's best 48
+    /// tokens in whole sentences. With the default model's S = 0.8 it is
+    /// the CPU frontier's point that keeps sequential prefill's quality at
+    /// ≥ 20× its speed (README, Fast and right); at S = 1 the window loses
+    /// the answer to the parallel block more often (and answered the
+    /// sample folder's on-call question from the backup policy).
     pub const BALANCED: ApeSettings = ApeSettings {
         temperature_ape: None,
         scale_ape: None,

@@ -124,21 +124,31 @@ fn t_and_s(settings: ApeSettings) -> ApeSettings {
     }
 }
 
-/// [`bench_modes`] and re-reads of token windows (`ape:reread=1:window=N`):
-/// what `bench ttft` times, the speed axis of `bench frontier`.
+/// [`bench_modes`], re-reads of token windows (`ape:reread=1:window=N`)
+/// and the 48-token sentence window at the calibration's S (the control
+/// for `balanced`'s own S), each once: what `bench ttft` times, the speed
+/// axis of `bench frontier`.
 fn frontier_modes(settings: ApeSettings, balanced: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
     let plain = t_and_s(settings).params()?;
-    let windows = [32, 48, 64].map(|window| {
+    let reread = |window, sentences| {
         Mode::Ape(ApeParams {
             reread: 1,
             window,
+            sentences,
             ..plain
         })
-    });
-    Ok(bench_modes(settings, balanced)?
+    };
+    let extra = [32, 48, 64]
+        .map(|w| reread(w, false))
         .into_iter()
-        .chain(windows)
-        .collect())
+        .chain([reread(48, true)]);
+    let mut modes = bench_modes(settings, balanced)?;
+    for m in extra {
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
+    Ok(modes)
 }
 
 /// Writes `report` as `DIR/STEM.json` (atomically: a reader never sees
