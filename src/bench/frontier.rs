@@ -7,6 +7,7 @@
 //! end ≥ 0.95, "contains" at most 3 points below, ≥ 20× its speed) is
 //! checked per point.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use plotters::prelude::*;
@@ -306,12 +307,16 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
     // windowed re-reads crowd together).
     let right_edge = root.dim_in_pixel().0 as i32 - 4;
     // The default's point is ringed and says so.
+    let common = common_t_s(&f.points);
     let labels: Vec<String> = f
         .points
         .iter()
-        .map(|p| match f.choice.as_ref() == Some(&p.label) {
-            true => format!("{} (the default)", short_label(&p.label)),
-            false => short_label(&p.label),
+        .map(|p| {
+            let label = short_label(&p.label, common.as_ref());
+            match f.choice.as_ref() == Some(&p.label) {
+                true => format!("{label} (the default)"),
+                false => label,
+            }
         })
         .collect();
     if let Some(p) = f
@@ -384,20 +389,48 @@ fn place_labels(anchors: &[(i32, i32, i32)]) -> Vec<i32> {
     ys
 }
 
+/// A label's APE `T` and `S` and what follows them: `ape (T=0.8, S=1,
+/// re-read 1)` → `("ape", "0.8", "1", ", re-read 1)")`.
+fn split_t_s(label: &str) -> Option<(&str, &str, &str, &str)> {
+    let (head, tail) = label.split_once(" (T=")?;
+    let (t, after) = tail.split_once(", S=")?;
+    let end = after
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(after.len());
+    let (s, rest) = after.split_at(end);
+    Some((head, t, s, rest))
+}
+
+/// The `T` and `S` most APE points of a run share (the model's settings,
+/// in the subtitle): what chart labels leave out.
+fn common_t_s(points: &[Point]) -> Option<(String, String)> {
+    let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (_, t, s, _) in points.iter().filter_map(|p| split_t_s(&p.label)) {
+        *counts.entry((t.to_string(), s.to_string())).or_default() += 1;
+    }
+    counts.into_iter().max_by_key(|(_, n)| *n).map(|(ts, _)| ts)
+}
+
 /// `ape (T=0.8, S=1, re-read 1 (window 32))` → `ape (re-read 1 (window
-/// 32))`: T and S, which every APE point of a run shares (the subtitle's
-/// model settings), left out of the chart's labels.
-fn short_label(label: &str) -> String {
-    let Some((head, tail)) = label.split_once(" (T=") else {
+/// 32))` where `(0.8, 1)` is `common`; a `T` or `S` that differs stays
+/// (`ape (S=0.8, re-read 1 …)`), so two points that differ only there
+/// keep different labels.
+fn short_label(label: &str, common: Option<&(String, String)>) -> String {
+    let Some((head, t, s, rest)) = split_t_s(label) else {
         return label.to_string();
     };
-    let Some((_, after_s)) = tail.split_once(", S=") else {
-        return label.to_string();
-    };
-    let rest = after_s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-    match rest.strip_prefix(", ") {
-        Some(refinements) => format!("{head} ({refinements}"),
-        None => head.to_string(),
+    let mut parts: Vec<String> = Vec::new();
+    if common.is_none_or(|(ct, _)| ct != t) {
+        parts.push(format!("T={t}"));
+    }
+    if common.is_none_or(|(_, cs)| cs != s) {
+        parts.push(format!("S={s}"));
+    }
+    let refinements = rest.strip_prefix(", ").and_then(|r| r.strip_suffix(')'));
+    parts.extend(refinements.map(str::to_string));
+    match parts.is_empty() {
+        true => head.to_string(),
+        false => format!("{head} ({})", parts.join(", ")),
     }
 }
 
@@ -490,14 +523,31 @@ mod tests {
     }
 
     #[test]
-    fn chart_labels_leave_out_t_and_s_whatever_they_are() {
+    fn chart_labels_leave_out_the_shared_t_and_s_and_keep_a_different_one() {
+        let common = Some(("0.8".to_string(), "1".to_string()));
+        let short = |l: &str| short_label(l, common.as_ref());
         assert_eq!(
-            short_label("ape (T=0.8, S=1, re-read 1 (window 32))"),
+            short("ape (T=0.8, S=1, re-read 1 (window 32))"),
             "ape (re-read 1 (window 32))"
         );
-        assert_eq!(short_label("ape (T=0.9, S=0.9)"), "ape");
-        assert_eq!(short_label("ape (T=1, S=1.086, focus 3)"), "ape (focus 3)");
-        assert_eq!(short_label("sequential"), "sequential");
+        assert_eq!(short("ape (T=0.8, S=1)"), "ape");
+        assert_eq!(
+            short("ape (T=0.8, S=0.8, re-read 1 (window 48, sentences))"),
+            "ape (S=0.8, re-read 1 (window 48, sentences))"
+        );
+        assert_eq!(
+            short("ape (T=1, S=1.086, focus 3)"),
+            "ape (T=1, S=1.086, focus 3)"
+        );
+        assert_eq!(short("sequential"), "sequential");
+        // The shared pair is the most common one among the points.
+        let p = [
+            point("ape (T=0.8, S=1)", 60.0, 1.0, 1.0, 0.0),
+            point("ape (T=0.8, S=1, re-read 1)", 6.0, 1.0, 1.0, 0.0),
+            point("ape (T=0.8, S=0.8, re-read 1)", 6.0, 1.0, 1.0, 0.0),
+            point("sequential", 1.0, 1.0, 1.0, 0.0),
+        ];
+        assert_eq!(common_t_s(&p), common);
     }
 
     #[test]
