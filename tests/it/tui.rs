@@ -116,10 +116,13 @@ fn a_follow_up_in_the_ui_is_answered_from_the_conversation() {
     wait_for(&name, "the index", |s| {
         s.contains("answers ready") || s.contains("· ready")
     });
-    // The answer below a question, once it is complete.
+    // The answer below a question, once it is complete: the conversation
+    // pane's side of each line only (the sources pane beside it also
+    // quotes the documents).
     let answer_to = |screen: &str, q: &str| -> Option<String> {
         let lines: Vec<&str> = screen
             .lines()
+            .map(|l| l.split("││").next().unwrap_or(l))
             .skip_while(|l| !l.contains(&format!("you: {q}")))
             .skip(1)
             .take_while(|l| !l.contains("you: "))
