@@ -352,7 +352,10 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # embed_model = "/path/to/all-MiniLM-L6-v2"
 # ort_lib = "/path/to/libonnxruntime.so"
 
-# APE attention temperature T and scale S.  [APE_CHAT_TEMPERATURE_APE, APE_CHAT_SCALE_APE]
+# APE attention temperature T and scale S. Unset, a model gets what is
+# calibrated for it; "balanced" may ship its own S per model (0.8 on the
+# default model, with its windowed re-read); a value set here wins over both.
+# [APE_CHAT_TEMPERATURE_APE, APE_CHAT_SCALE_APE]
 # temperature_ape = 0.9
 # scale_ape = 0.9
 
