@@ -275,7 +275,7 @@ fn print_settings(
     for m in modes {
         match m {
             Mode::Ape(p) => println!(
-                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) window={} ({}) focus={} ({})",
+                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) window={} ({}) sentences={} ({}) focus={} ({})",
                 m.name(),
                 p.temperature,
                 from(p.temperature == base.temperature, "temperature_ape"),
@@ -285,6 +285,8 @@ fn print_settings(
                 from(p.reread == base.reread, "reread"),
                 p.window,
                 from(p.window == base.window, "reread_window"),
+                p.sentences,
+                from(p.sentences == base.sentences, "reread_sentences"),
                 p.focus,
                 from(p.focus == base.focus, "focus")
             ),
