@@ -13,7 +13,6 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use crate::config::{ApeSettings, ConfigError};
 use crate::engine::generate::Context;
 use crate::engine::{
     generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode,
@@ -29,10 +28,8 @@ use crate::states::{StateReads, States};
 pub enum Quality {
     /// APE over cached states: the fastest answer.
     Fast,
-    /// APE, and the best sentences of the best-ranked chunk re-read before
-    /// the question (the whole chunk on a GPU, or over named files): most
-    /// of the gap to sequential prefill closed for a fraction of one
-    /// chunk's prefill.
+    /// APE, and the best-ranked chunk re-read before the question: most of
+    /// the gap to sequential prefill closed for one chunk's prefill.
     #[default]
     Balanced,
     /// Sequential prefill of every chunk: the baseline, slowest.
@@ -40,53 +37,21 @@ pub enum Quality {
 }
 
 impl Quality {
-    /// `balanced`'s re-read, for what the user's settings leave unset: the
-    /// best-ranked chunk's best 48 tokens in whole sentences. On the CPU
-    /// the frontier's point closest to sequential prefill's quality at
-    /// ≥ 20× its speed (README, Fast and right): the whole chunk's re-read
-    /// keeps more but costs 3–4 s of prefill there.
-    pub const BALANCED: ApeSettings = ApeSettings {
-        temperature_ape: None,
-        scale_ape: None,
-        reread: Some(1),
-        reread_window: Some(48),
-        reread_sentences: Some(true),
-        focus: None,
-    };
+    /// Chunks `balanced` re-reads unless told otherwise.
+    pub const BALANCED_REREAD: u32 = 1;
 
-    /// `balanced`'s whole-chunk re-read, where a window saves too little or
-    /// cuts too much. On a GPU: a 256-token chunk's prefill takes about
-    /// 13 ms there (README, On an NVIDIA GPU), so the window would save a
-    /// few milliseconds for its loss. Over named files (`--file`): "how
-    /// many" and "list every" need the chunk's every line, not the window
-    /// richest in the question's words (README, Whole-file questions:
-    /// a 48- or 64-token window answered 3 where the whole chunk gave 7).
-    pub const BALANCED_WHOLE: ApeSettings = ApeSettings {
-        reread_window: Some(0),
-        reread_sentences: None,
-        ..Self::BALANCED
-    };
-
-    /// The mode this quality answers in under `settings` (what flags, the
-    /// environment and the config files set) and, where it differs, the
-    /// one for a whole-chunk re-read ([`Self::BALANCED_WHOLE`]). What the user set beats the preset, field by
-    /// field; `fast` never re-reads.
-    pub fn modes(self, settings: ApeSettings) -> Result<(Mode, Option<Mode>), ConfigError> {
-        Ok(match self {
-            Quality::Exact => (Mode::Sequential, None),
-            Quality::Fast => (
-                Mode::Ape(ApeParams {
-                    reread: 0,
-                    ..settings.params()?
-                }),
-                None,
-            ),
-            Quality::Balanced => {
-                let window = Mode::Ape(settings.over(Self::BALANCED).params()?);
-                let whole = Mode::Ape(settings.over(Self::BALANCED_WHOLE).params()?);
-                (window, (whole != window).then_some(whole))
-            }
-        })
+    /// The mode this quality answers in, from the APE settings in effect
+    /// (`reread_set`: whether a re-read count was configured explicitly).
+    pub fn mode(self, ape: ApeParams, reread_set: bool) -> Mode {
+        match self {
+            Quality::Exact => Mode::Sequential,
+            Quality::Fast => Mode::Ape(ApeParams { reread: 0, ..ape }),
+            Quality::Balanced if reread_set => Mode::Ape(ape),
+            Quality::Balanced => Mode::Ape(ApeParams {
+                reread: Self::BALANCED_REREAD,
+                ..ape
+            }),
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -160,10 +125,6 @@ pub struct AskOptions {
     pub files: Vec<String>,
     pub retrieval: Retrieval,
     pub mode: Mode,
-    /// The mode instead where the engine runs on a GPU or files are read
-    /// whole (`balanced` re-reads the whole chunk there:
-    /// [`Quality::BALANCED_WHOLE`]).
-    pub whole_mode: Option<Mode>,
     pub generate: GenerateOptions,
 }
 
@@ -171,15 +132,11 @@ impl Default for AskOptions {
     /// Five chunks, hybrid retrieval, the default quality with APE's
     /// default settings, default decoding.
     fn default() -> Self {
-        let (mode, whole_mode) = Quality::default()
-            .modes(ApeSettings::default())
-            .unwrap_or((Mode::Ape(ApeParams::DEFAULT), None));
         Self {
             top_k: TopK::default(),
             files: Vec::new(),
             retrieval: Retrieval::default(),
-            mode,
-            whole_mode,
+            mode: Quality::default().mode(ApeParams::default(), false),
             generate: GenerateOptions::default(),
         }
     }
@@ -279,11 +236,7 @@ pub fn ask(
         .collect();
     let q = states.layout.conversation(engine, &earlier, question);
     let info = states.engine.info();
-    let mut mode = match options.whole_mode {
-        Some(whole) if engine.offloads() || !pinned.is_empty() => whole,
-        _ => options.mode,
-    };
-    let mut decoding = options.generate;
+    let (mut mode, mut decoding) = (options.mode, options.generate);
     // A base model's plain layout ends its answer at a stop text.
     decoding.stops = states.layout.stops();
     if let Err(why) = info.ape_support() {
@@ -572,46 +525,6 @@ fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn balanced_fills_what_the_settings_leave_unset_and_has_a_whole_chunk_mode() {
-        let ape = |m: Mode| match m {
-            Mode::Ape(p) => (p.temperature, p.reread, p.window, p.sentences),
-            other => panic!("{other}"),
-        };
-        let t = |t: f32| ApeSettings {
-            temperature_ape: Some(t),
-            ..ApeSettings::default()
-        };
-        let (cpu, gpu) = Quality::Balanced.modes(t(0.8)).expect("valid");
-        assert_eq!(ape(cpu), (0.8, 1, 48, true));
-        assert_eq!(gpu.map(ape), Some((0.8, 1, 0, false)));
-        // What the user set wins field by field, on both devices.
-        let two = ApeSettings {
-            reread: Some(2),
-            ..t(0.8)
-        };
-        let (cpu, gpu) = Quality::Balanced.modes(two).expect("valid");
-        assert_eq!(
-            (ape(cpu), gpu.map(ape)),
-            ((0.8, 2, 48, true), Some((0.8, 2, 0, false)))
-        );
-        let tokens = ApeSettings {
-            reread_window: Some(32),
-            reread_sentences: Some(false),
-            ..t(0.8)
-        };
-        let (cpu, gpu) = Quality::Balanced.modes(tokens).expect("valid");
-        assert_eq!((ape(cpu), gpu), ((0.8, 1, 32, false), None));
-        // `fast` never re-reads; `exact` is sequential prefill.
-        let (fast, gpu) = Quality::Fast.modes(two).expect("valid");
-        assert_eq!((ape(fast), gpu), ((0.8, 0, 0, false), None));
-        assert_eq!(
-            Quality::Exact.modes(two).expect("valid"),
-            (Mode::Sequential, None)
-        );
-        assert!(Quality::Balanced.modes(t(0.0)).is_err());
-    }
 
     fn hits(tokens: &[usize]) -> Vec<(Hit, ChunkRecord)> {
         tokens

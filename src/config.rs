@@ -80,18 +80,6 @@ pub struct ApeSettings {
     #[arg(long, env = "APE_CHAT_REREAD_WINDOW", value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reread_window: Option<u32>,
-    /// Make the re-read window whole sentences, as many as fit in its N
-    /// tokens (`--reread-sentences=false`: any run of N tokens).
-    #[arg(
-        long,
-        env = "APE_CHAT_REREAD_SENTENCES",
-        value_name = "BOOL",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "true"
-    )]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reread_sentences: Option<bool>,
     /// Each attention row keeps only its N strongest chunks [default: 0 = all].
     #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,7 +94,6 @@ impl ApeSettings {
             scale_ape: self.scale_ape.or(below.scale_ape),
             reread: self.reread.or(below.reread),
             reread_window: self.reread_window.or(below.reread_window),
-            reread_sentences: self.reread_sentences.or(below.reread_sentences),
             focus: self.focus.or(below.focus),
         }
     }
@@ -119,7 +106,8 @@ impl ApeSettings {
             scale: self.scale_ape.unwrap_or(d.scale),
             reread: self.reread.unwrap_or(d.reread),
             window: self.reread_window.unwrap_or(d.window),
-            sentences: self.reread_sentences.unwrap_or(d.sentences),
+            // A candidate measured by `eval` (`ape:…:sentences=1`), no flag yet.
+            sentences: d.sentences,
             focus: self.focus.unwrap_or(d.focus),
         };
         p.validate().map_err(ConfigError::Setting)?;
@@ -337,14 +325,10 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 
 # Refinements of APE for small models: re-read the N best chunks
 # sequentially before the question (only their best reread_window tokens
-# when set, 0 = whole chunks; in whole sentences when reread_sentences);
-# let each attention row keep only its N strongest chunks (0 = off).
-# Unset, "balanced" re-reads 1 chunk's best 48 tokens in whole sentences
-# (the whole chunk on a GPU).
-# [APE_CHAT_REREAD, APE_CHAT_REREAD_WINDOW, APE_CHAT_REREAD_SENTENCES, APE_CHAT_FOCUS]
+# when set, 0 = whole chunks); let each attention row keep only its N
+# strongest chunks (0 = off).  [APE_CHAT_REREAD, APE_CHAT_REREAD_WINDOW, APE_CHAT_FOCUS]
 # reread = 0
 # reread_window = 0
-# reread_sentences = false
 # focus = 0
 
 # Newline tokens appended to the shared prefix before the chunks (a longer
@@ -356,8 +340,7 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # system_prompt = "You are a helpful assistant. ..."
 
 # Speed against faithfulness: "fast" (APE), "balanced" (APE and the best
-# sentences of the best chunk re-read before the question), "exact"
-# (sequential prefill).  [APE_CHAT_QUALITY]
+# chunk re-read before the question), "exact" (sequential prefill).  [APE_CHAT_QUALITY]
 # quality = "balanced"
 
 # Chunk size in model tokens, and chunks read per question: a number, or
@@ -428,7 +411,6 @@ mod tests {
                 scale_ape: Some(0.85),
                 reread: Some(1),
                 reread_window: None,
-                reread_sentences: None,
                 focus: None,
             },
             prefix_newlines: Some(2),
@@ -530,14 +512,13 @@ mod tests {
                 scale_ape: Some(1.0),
                 reread: Some(1),
                 reread_window: Some(1),
-                reread_sentences: Some(true),
                 focus: Some(1),
             },
             prefix_newlines: Some(1),
         };
         let keys = serde_json::to_value(all).expect("json");
         let keys = keys.as_object().expect("object");
-        assert_eq!(keys.len(), 7);
+        assert_eq!(keys.len(), 6);
         for k in keys.keys() {
             assert!(TEMPLATE.contains(&format!("\n# {k} = ")), "{k}");
             assert!(all.has(k) && !ModelConfig::default().has(k), "{k}");

@@ -206,7 +206,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --memory-budget-gb --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --memory-budget-gb --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -238,10 +238,6 @@ _ape__chat() {
                     ;;
                 --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --focus)
@@ -404,7 +400,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__context)
-            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --out --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --focus --out --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,10 +442,6 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
-                    return 0
-                    ;;
                 --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -486,7 +478,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -560,10 +552,6 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
-                    return 0
-                    ;;
                 --focus)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -620,7 +608,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -688,10 +676,6 @@ _ape__chat() {
                     ;;
                 --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --focus)
@@ -1018,7 +1002,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1062,10 +1046,6 @@ _ape__chat() {
                     ;;
                 --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --focus)
@@ -1132,7 +1112,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --focus --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1168,10 +1148,6 @@ _ape__chat() {
                     ;;
                 --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --focus)
@@ -1624,7 +1600,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1676,10 +1652,6 @@ _ape__chat() {
                     ;;
                 --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --focus)
@@ -2158,7 +2130,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2246,10 +2218,6 @@ _ape__chat() {
                     ;;
                 --reread-window)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --reread-sentences)
-                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --focus)

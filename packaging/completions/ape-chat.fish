@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= memory-budget-gb= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= memory-budget-gb= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -25,7 +25,7 @@ function __fish_ape_chat_using_subcommand
 end
 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one question about DIR, stream the answer, print the sources. `-` reads the question from stdin' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -38,8 +38,6 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature-ape -d 'A
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
@@ -129,8 +127,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l temperature-a
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -209,7 +205,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l ort-lib -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -222,8 +218,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l temperature-
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
@@ -297,8 +291,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -319,8 +311,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
@@ -346,8 +336,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l out -d 'Where `bench-context.json` and `bench-context.svg` go' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -387,7 +375,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -400,8 +388,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
@@ -428,7 +414,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk re-read before the question), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -441,8 +427,6 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
-false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r

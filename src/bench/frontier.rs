@@ -99,8 +99,6 @@ pub struct Frontier {
     pub points: Vec<Point>,
     /// Modes in only one of the two files (left out of the chart).
     pub unmatched: Vec<String>,
-    /// The point a shipped default takes by the rule ([`choose`]).
-    pub choice: Option<String>,
 }
 
 /// Joins an `eval --json` output and a `bench ttft --json` output.
@@ -160,7 +158,6 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
             .map(|m| m.mode.clone()),
     );
     mark(&mut points);
-    let choice = choose(&points).map(|p| p.label.clone());
     Ok(Frontier {
         model: t.model,
         machine: t.machine,
@@ -172,26 +169,6 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
         records: q.summary.iter().map(|s| s.records).min().unwrap_or(0),
         points,
         unmatched,
-        choice,
-    })
-}
-
-/// The shipped default's point: at ≥ [`TARGET_SPEEDUP`], one that meets
-/// the bar if any does, else the one closest to it; closest is most often
-/// containing the gold answer (what the fast points fall short on), then
-/// the surest of it. Call after [`mark`].
-pub fn choose(points: &[Point]) -> Option<&Point> {
-    let fast = || points.iter().filter(|p| p.speedup >= TARGET_SPEEDUP);
-    let pool: Vec<&Point> = if fast().any(|p| p.meets_target) {
-        fast().filter(|p| p.meets_target).collect()
-    } else {
-        fast().collect()
-    };
-    pool.into_iter().max_by(|a, b| {
-        a.contains_delta
-            .value
-            .total_cmp(&b.contains_delta.value)
-            .then(a.likelihood.value.total_cmp(&b.likelihood.value))
     })
 }
 
@@ -305,28 +282,7 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
     // picture), moved a line at a time where they would overlap (the
     // windowed re-reads crowd together).
     let right_edge = root.dim_in_pixel().0 as i32 - 4;
-    // The default's point is ringed and says so.
-    let labels: Vec<String> = f
-        .points
-        .iter()
-        .map(|p| match f.choice.as_ref() == Some(&p.label) {
-            true => format!("{} (the default)", short_label(&p.label)),
-            false => short_label(&p.label),
-        })
-        .collect();
-    if let Some(p) = f
-        .points
-        .iter()
-        .find(|p| f.choice.as_ref() == Some(&p.label))
-    {
-        chart
-            .draw_series(std::iter::once(Circle::new(
-                (p.speedup, p.likelihood.value),
-                9,
-                BLACK.stroke_width(2),
-            )))
-            .map_err(|e| err(&e))?;
-    }
+    let labels: Vec<String> = f.points.iter().map(|p| short_label(&p.label)).collect();
     let anchors: Vec<(i32, i32, i32)> = f
         .points
         .iter()
@@ -452,26 +408,6 @@ mod tests {
             ["window"],
             "the interval's low end and contains count"
         );
-        assert_eq!(choose(&p).map(|p| p.label.as_str()), Some("window"));
-    }
-
-    #[test]
-    fn without_a_point_at_the_bar_the_default_is_the_closest_fast_one() {
-        let mut p = vec![
-            point("sequential", 1.0, 1.0, 1.0, 0.0),
-            point("whole re-read", 6.0, 1.4, 1.2, 0.06),
-            point("fast", 60.0, 1.1, 1.0, -0.17),
-            point("tokens", 22.0, 1.4, 1.2, -0.15),
-            point("sentences", 24.0, 1.4, 1.2, -0.08),
-            point("sentences, less sure", 24.0, 1.3, 1.2, -0.08),
-        ];
-        mark(&mut p);
-        assert!(p.iter().all(|p| !p.meets_target));
-        // Not the slow whole re-read, however good; among the fast ones the
-        // most "contains", then the surest.
-        assert_eq!(choose(&p).map(|p| p.label.as_str()), Some("sentences"));
-        p.retain(|p| p.speedup < TARGET_SPEEDUP);
-        assert!(choose(&p).is_none());
     }
 
     #[test]
@@ -540,9 +476,6 @@ mod tests {
         chart(&f, &svg).expect("chart");
         let text = std::fs::read_to_string(&svg).expect("svg");
         assert!(text.contains("<svg") && text.contains("ape"), "{text}");
-        // The only point at >= 20x is the default's, and the chart says so.
-        assert_eq!(f.choice.as_deref(), Some("ape (T=0.8, S=1)"));
-        assert!(text.contains("ape (the default)"), "{text}");
         std::fs::write(&t, "{}").expect("write");
         let e = join(&e, &t).expect_err("not a ttft report").to_string();
         assert!(e.contains("t.json"), "{e}");

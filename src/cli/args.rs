@@ -283,12 +283,11 @@ impl AskArgs {
     /// Retrieval, mode and decoding settings for answering.
     pub fn options(&self, attribution: bool) -> anyhow::Result<AskOptions> {
         let top_k = self.top_k.unwrap_or_default();
-        let (mode, whole_mode) = match &self.mode {
-            Some(name) => (
-                Mode::parse(name, self.ape.params()?).map_err(anyhow::Error::msg)?,
-                None,
-            ),
-            None => self.quality().modes(self.ape)?,
+        let ape = self.ape.params()?;
+        let quality = self.quality();
+        let mode = match &self.mode {
+            Some(name) => Mode::parse(name, ape).map_err(anyhow::Error::msg)?,
+            None => quality.mode(ape, self.ape.reread.is_some()),
         };
         let sampling = if self.temperature > 0.0 {
             Sampling::Sample {
@@ -304,7 +303,6 @@ impl AskArgs {
             files: self.files.clone(),
             retrieval: self.retrieval.into(),
             mode,
-            whole_mode,
             generate: GenerateOptions {
                 max_tokens: self.max_tokens,
                 sampling,
@@ -346,9 +344,8 @@ impl AskArgs {
 #[derive(Debug, Clone, Args)]
 pub struct AskArgs {
     /// Speed against faithfulness to sequential prefill: `fast` (APE),
-    /// `balanced` (APE, and the best chunk's best sentences re-read before
-    /// the question; the whole chunk on a GPU or with --file), `exact`
-    /// (sequential prefill) [default: balanced].
+    /// `balanced` (APE, and the best chunk re-read before the question),
+    /// `exact` (sequential prefill) [default: balanced].
     #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
     quality: Option<QualityArg>,
     /// How retrieved chunks reach the model, overriding --quality.

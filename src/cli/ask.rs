@@ -221,16 +221,15 @@ fn location_json(p: &Place) -> serde_json::Value {
 fn print_json(a: &Answer) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let g = &a.generated;
-    let (t, s, reread, window, sentences, focus) = match a.mode {
+    let (t, s, reread, window, focus) = match a.mode {
         Mode::Ape(p) => (
             Some(decimal(p.temperature)),
             Some(decimal(p.scale)),
             Some(p.reread),
             Some(p.window),
-            Some(p.sentences),
             Some(p.focus),
         ),
-        _ => (None, None, None, None, None, None),
+        _ => (None, None, None, None, None),
     };
     writeln!(
         out,
@@ -259,8 +258,7 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         "{}",
         json!({
             "type": "stats", "mode": a.mode.name(), "temperature_ape": t, "scale_ape": s,
-            "reread": reread, "reread_window": window, "reread_sentences": sentences,
-            "focus": focus,
+            "reread": reread, "reread_window": window, "focus": focus,
             "retrieval_ms": ms(a.retrieval), "state_prep_ms": ms(a.state_prep),
             "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
             "ttft_ms": ms(a.ttft), "prefill_to_first_token_ms": ms(g.ttft),

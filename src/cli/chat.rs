@@ -13,7 +13,6 @@ use std::time::Instant;
 use super::output::{eta, stage_name};
 use super::{AskArgs, FolderArgs, ModelArgs};
 use crate::compute::Budget;
-use crate::engine::Mode;
 use crate::index::{IndexProgress, Stage};
 use crate::service::{AnswerEvent, FolderEvent, Handle, Question, Service, ServiceOptions, Until};
 use crate::tui::{self, Effect, Model, Msg, SourceView, Status, Turn};
@@ -31,7 +30,6 @@ pub fn run(
     // No attention shares: they point at the answer's source no better than
     // retrieval's order, which the pane already shows (README, Attribution).
     let options = ask_args.options(false)?;
-    let setting = ask_args.setting_label();
     let history = crate::paths::chat_history(&dir);
     let turns: Vec<Turn> = std::fs::read(&history)
         .ok()
@@ -43,7 +41,7 @@ pub fn run(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        mode: status_mode(&setting, &options.mode),
+        mode: format!("{} · {}", ask_args.setting_label(), options.mode),
         ..Status::default()
     };
 
@@ -87,7 +85,7 @@ pub fn run(
                 history,
                 files,
             } => {
-                asking = ask(&handle, question, history, files, &setting, &tx);
+                asking = ask(&handle, question, history, files, &tx);
             }
             Effect::Cancel => {
                 if let Some(c) = &asking {
@@ -110,7 +108,6 @@ fn ask(
     text: String,
     history: Vec<crate::answer::Exchange>,
     files: Vec<String>,
-    setting: &str,
     tx: &Sender<Msg>,
 ) -> Option<Arc<AtomicBool>> {
     let question = Question {
@@ -128,7 +125,6 @@ fn ask(
     };
     let cancel = Arc::clone(&ticket.cancel);
     let tx = tx.clone();
-    let setting = setting.to_string();
     std::thread::spawn(move || {
         for event in ticket.events {
             let msg = match event {
@@ -158,7 +154,6 @@ fn ask(
                         .collect();
                     Msg::Answered {
                         sources,
-                        mode: status_mode(&setting, &a.mode),
                         ttft_ms: a.ttft.as_secs_f64() * 1e3,
                         tokens_per_s: a.generated.decode_tokens_per_s(),
                     }
@@ -226,48 +221,5 @@ fn folder_events(events: Receiver<FolderEvent>, tx: Sender<Msg>) {
         if tx.send(msg).is_err() {
             break;
         }
-    }
-}
-
-/// The status bar's name for how answers are made: the setting, and the
-/// shape of its re-read (`balanced` re-reads a window, or the whole chunk
-/// on a GPU and over `@path` files). Short: the bar also carries the
-/// model, the folder and what is under way.
-fn status_mode(setting: &str, mode: &Mode) -> String {
-    match mode {
-        Mode::Ape(p) if p.reread > 0 && p.window > 0 => format!(
-            "{setting} ({}-token re-read{})",
-            p.window,
-            if p.sentences { ", sentences" } else { "" }
-        ),
-        Mode::Ape(p) if p.reread > 0 => format!("{setting} (whole re-read)"),
-        _ => setting.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::ApeParams;
-
-    #[test]
-    fn the_status_bar_names_the_re_reads_shape() {
-        let ape = |reread, window, sentences| {
-            Mode::Ape(ApeParams {
-                reread,
-                window,
-                sentences,
-                ..ApeParams::DEFAULT
-            })
-        };
-        let shown = |m: &Mode| status_mode("balanced", m);
-        assert_eq!(
-            shown(&ape(1, 48, true)),
-            "balanced (48-token re-read, sentences)"
-        );
-        assert_eq!(shown(&ape(1, 32, false)), "balanced (32-token re-read)");
-        assert_eq!(shown(&ape(1, 0, false)), "balanced (whole re-read)");
-        assert_eq!(shown(&ape(0, 48, true)), "balanced", "no re-read");
-        assert_eq!(status_mode("exact", &Mode::Sequential), "exact");
     }
 }

@@ -447,25 +447,10 @@ fn question_weights(
         .collect()
 }
 
-/// Whether a token's text ends a sentence: `.`, `!` or `?` last; or a
-/// line break after one of them (or `:`), or a blank line. A lone line
-/// break does not: prose wrapped at a fixed width breaks its lines
-/// mid-sentence ("…in their fourth week and join it in⏎their eighth
-/// week."), and a window cut there loses the answer.
+/// Whether a token's text ends a sentence: `.`, `!` or `?` last, or a
+/// line break anywhere.
 pub fn ends_sentence(bytes: &[u8]) -> bool {
-    if bytes.last().is_some_and(|b| b".!?".contains(b)) {
-        return true;
-    }
-    match bytes.iter().position(|&b| b == b'\n') {
-        None => false,
-        Some(i) => {
-            bytes[i + 1..].contains(&b'\n')
-                || bytes[..i]
-                    .trim_ascii_end()
-                    .last()
-                    .is_some_and(|b| b".!?:".contains(b))
-        }
-    }
+    bytes.last().is_some_and(|b| b".!?".contains(b)) || bytes.contains(&b'\n')
 }
 
 /// [`best_window`] in whole sentences: the consecutive sentences of
@@ -836,10 +821,6 @@ mod tests {
         assert_eq!(best_sentences(&other, &q, &all, 9, &ends), 0..4);
         assert_eq!(best_sentences(&chunk, &q, &all, 0, &ends), 0..30);
         assert!(ends_sentence(b" end.") && ends_sentence(b"\n\n") && !ends_sentence(b" Mr"));
-        // A wrapped line goes on; a line after a full stop, or a blank
-        // line, ends.
-        assert!(!ends_sentence(b"\n") && !ends_sentence(b" in\n"));
-        assert!(ends_sentence(b".\n") && ends_sentence(b":\n") && ends_sentence(b"\n \n"));
     }
 
     #[test]

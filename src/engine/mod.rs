@@ -302,13 +302,6 @@ impl Engine {
         )
     }
 
-    /// Whether layers run on a GPU: asked for, and a GPU backend is there
-    /// (a CPU build, or a shared-library build given no CUDA libraries,
-    /// offloads nothing whatever `gpu_layers` says).
-    pub fn offloads(&self) -> bool {
-        self.options.gpu_layers > 0 && backend().is_ok_and(LlamaBackend::supports_gpu_offload)
-    }
-
     /// The memory an answer's context may take now.
     pub fn memory_budget(&self) -> memory::MemoryBudget {
         let held = self

@@ -25,9 +25,6 @@ pub enum Msg {
     /// The answer is complete.
     Answered {
         sources: Vec<SourceView>,
-        /// How it was made, for the status bar (`balanced` re-reads the
-        /// whole chunk on a GPU and over `@path` files, a window otherwise).
-        mode: String,
         ttft_ms: f64,
         tokens_per_s: f64,
     },
@@ -90,8 +87,6 @@ pub struct Turn {
 #[derive(Clone, Debug, Default)]
 pub struct Status {
     pub model: String,
-    /// How answers are made: the setting, as the last answer applied it
-    /// (before one, as asked for).
     pub mode: String,
     pub files: usize,
     pub chunks: usize,
@@ -186,7 +181,6 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Answered {
             sources,
-            mode,
             ttft_ms,
             tokens_per_s,
         } => {
@@ -196,7 +190,6 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             m.busy = false;
             m.source = 0;
-            m.status.mode = mode;
             m.status.last_ttft_ms = Some(ttft_ms);
             m.status.last_tokens_per_s = Some(tokens_per_s);
             vec![Effect::Save]
@@ -438,17 +431,12 @@ mod tests {
             &mut m,
             Msg::Answered {
                 sources: vec![],
-                mode: "balanced (whole re-read)".into(),
                 ttft_ms: 12.0,
                 tokens_per_s: 30.0,
             },
         );
         assert_eq!(fx, [Effect::Save]);
         assert_eq!(m.turns[0].answer, "Hi there");
-        assert_eq!(
-            m.status.mode, "balanced (whole re-read)",
-            "the answer's own"
-        );
         assert!(!m.busy && !m.turns[0].streaming);
     }
 
@@ -465,7 +453,6 @@ mod tests {
                 m,
                 Msg::Answered {
                     sources: vec![],
-                    mode: String::new(),
                     ttft_ms: 1.0,
                     tokens_per_s: 1.0,
                 },
@@ -571,7 +558,6 @@ mod tests {
             &mut m,
             Msg::Answered {
                 sources: vec![src("a.md"), src("b.pdf")],
-                mode: String::new(),
                 ttft_ms: 1.0,
                 tokens_per_s: 1.0,
             },
@@ -609,7 +595,6 @@ mod tests {
                     path: "my notes.md".into(),
                     ..SourceView::default()
                 }],
-                mode: String::new(),
                 ttft_ms: 1.0,
                 tokens_per_s: 1.0,
             },

@@ -59,7 +59,6 @@ fn options() -> AskOptions {
         files: Vec::new(),
         retrieval: Retrieval::Bm25,
         mode: Mode::Ape(ApeParams::new(0.8, 1.0)),
-        whole_mode: None,
         generate: GenerateOptions {
             max_tokens: 12,
             ..GenerateOptions::default()

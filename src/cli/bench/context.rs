@@ -11,7 +11,7 @@ use crate::bench::chart::context_chart;
 use crate::bench::context::{context, ContextOptions, ContextReport};
 use crate::cli::style::{bold, dim};
 use crate::cli::ModelArgs;
-use crate::engine::Mode;
+use crate::engine::{ApeParams, Mode};
 
 #[derive(Debug, Args)]
 pub struct ContextArgs {
@@ -48,16 +48,24 @@ pub struct ContextArgs {
 
 pub fn run(model: &ModelArgs, args: &ContextArgs) -> anyhow::Result<ExitCode> {
     let engine = model.load(8192)?;
-    // APE, and `balanced` as it re-reads on a GPU (the whole best chunk).
-    let ape = super::t_and_s(args.ape);
+    let ape = args.ape.params()?;
+    let plain = ApeParams {
+        reread: 0,
+        window: 0,
+        focus: 0,
+        ..ape
+    };
     let options = ContextOptions {
         sizes: args.tokens.clone(),
         chunk_tokens: args.chunk_tokens,
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
         modes: vec![
-            Mode::Ape(ape.params()?),
-            Mode::Ape(ape.over(Quality::BALANCED_WHOLE).params()?),
+            Mode::Ape(plain),
+            Mode::Ape(ApeParams {
+                reread: Quality::BALANCED_REREAD,
+                ..plain
+            }),
         ],
         sequential_max: args.sequential_max,
     };

@@ -40,15 +40,8 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
         "  {} records · {} chunks × {} tokens · {} threads · quality vs {} · speed vs {}",
         f.records, f.chunks, f.chunk_tokens, f.threads, f.quality_baseline, f.speed_baseline
     );
-    let w = f
-        .points
-        .iter()
-        .map(|p| p.label.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(4);
     println!(
-        "\n  {:<w$} {:>9} {:>10} {:>24} {:>24}  ",
+        "\n  {:<44} {:>9} {:>10} {:>24} {:>24}  ",
         "mode", "speedup", "TTFT ms", "likelihood retention", "Δ contains"
     );
     let mut points = f.points.clone();
@@ -59,16 +52,8 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
             (false, true) => "frontier",
             _ => "",
         };
-        let mark = if f.choice.as_ref() == Some(&p.label) {
-            format!(
-                "{mark}{}the default's point",
-                if mark.is_empty() { "" } else { "; " }
-            )
-        } else {
-            mark.to_string()
-        };
         println!(
-            "  {:<w$} {:>8.1}× {:>10.0} {:>6.3} [{:.3}, {:.3}] {:>+7.3} [{:+.3}, {:+.3}]  {}",
+            "  {:<44} {:>8.1}× {:>10.0} {:>6.3} [{:.3}, {:.3}] {:>+7.3} [{:+.3}, {:+.3}]  {}",
             p.label,
             p.speedup,
             p.ttft_ms,
@@ -89,13 +74,6 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
             frontier::TARGET_RETENTION_LOW,
             frontier::TARGET_CONTAINS_DROP * 100.0
         ))
-    );
-    println!(
-        "  {}",
-        dim(&match &f.choice {
-            Some(c) => format!("the default's point (at ≥ {TARGET_SPEEDUP}×: meets the bar, else the most \"contains\", then likelihood): {c}"),
-            None => format!("no point at ≥ {TARGET_SPEEDUP}×"),
-        })
     );
     if !f.unmatched.is_empty() {
         println!(

@@ -14,8 +14,6 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use super::ModelArgs;
-use crate::answer::Quality;
-use crate::config::{ApeSettings, ConfigError};
 use crate::engine::{ApeParams, Mode};
 
 #[derive(Debug, Subcommand)]
@@ -95,43 +93,43 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// The modes benchmarks compare: sequential first (the speedups are over
-/// it), the paper's ablation, and `balanced` as it re-reads on a GPU (the
-/// whole best chunk) and on the CPU (its best sentences). T and S are the
-/// settings'; the re-reads are the presets', whatever the settings say.
-fn bench_modes(settings: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
-    let ape = t_and_s(settings);
-    let preset = |p: ApeSettings| ape.over(p).params().map(Mode::Ape);
-    Ok(vec![
+/// it), the paper's ablation, and `balanced` (APE re-reading the best chunk).
+fn bench_modes(ape: ApeParams) -> Vec<Mode> {
+    let plain = ApeParams {
+        reread: 0,
+        focus: 0,
+        ..ape
+    };
+    vec![
         Mode::Sequential,
         Mode::Pcw,
         Mode::Parallel,
-        Mode::Ape(ape.params()?),
-        preset(Quality::BALANCED_WHOLE)?,
-        preset(Quality::BALANCED)?,
-    ])
+        Mode::Ape(plain),
+        Mode::Ape(ApeParams {
+            reread: crate::answer::Quality::BALANCED_REREAD,
+            ..plain
+        }),
+    ]
 }
 
-/// Of APE's settings, T and S only: a benchmark's modes set the rest.
-fn t_and_s(settings: ApeSettings) -> ApeSettings {
-    ApeSettings {
-        temperature_ape: settings.temperature_ape,
-        scale_ape: settings.scale_ape,
-        ..ApeSettings::default()
-    }
-}
-
-/// [`bench_modes`] and re-reads of token windows (`ape:reread=1:window=N`):
-/// what `bench ttft` times, the speed axis of `bench frontier`.
-fn frontier_modes(settings: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
-    let plain = t_and_s(settings).params()?;
-    let windows = [32, 48, 64].map(|window| {
+/// [`bench_modes`] and the windowed re-reads (`ape:reread=1:window=N`, and
+/// at 48 tokens in whole sentences): what `bench ttft` times, the speed
+/// axis of `bench frontier`.
+fn frontier_modes(ape: ApeParams) -> Vec<Mode> {
+    let plain = ApeParams {
+        reread: 0,
+        focus: 0,
+        ..ape
+    };
+    let windows = [(32, false), (48, false), (64, false), (48, true)].map(|(window, sentences)| {
         Mode::Ape(ApeParams {
             reread: 1,
             window,
+            sentences,
             ..plain
         })
     });
-    Ok(bench_modes(settings)?.into_iter().chain(windows).collect())
+    bench_modes(ape).into_iter().chain(windows).collect()
 }
 
 /// Writes `report` as `DIR/STEM.json` (atomically: a reader never sees

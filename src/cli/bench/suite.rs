@@ -56,7 +56,7 @@ pub fn run(model: &ModelArgs, args: &SuiteArgs) -> anyhow::Result<ExitCode> {
         chunk_tokens: args.chunk_tokens,
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
-        modes: bench_modes(args.ape)?,
+        modes: bench_modes(args.ape.params()?),
         index_folder: args.index_folder.clone().or_else(|| {
             let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
             sample.is_dir().then_some(sample)

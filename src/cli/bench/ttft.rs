@@ -47,7 +47,7 @@ pub fn run(model: &ModelArgs, args: &TtftArgs) -> anyhow::Result<ExitCode> {
         chunk_tokens: args.chunk_tokens,
         decode_tokens: args.decode_tokens,
         repeats: args.repeats,
-        modes: frontier_modes(args.ape)?,
+        modes: frontier_modes(args.ape.params()?),
         under_load: args.under_load,
         flash_baseline: !args.no_flash_baseline,
     };
