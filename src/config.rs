@@ -211,6 +211,13 @@ impl FileConfig {
         (self.for_model(id.as_deref()), id)
     }
 
+    /// `flags` (and their environment) over this file's APE settings: for
+    /// every quality, and what `balanced` sets above its preset (see
+    /// [`crate::answer::Quality::modes`]), in that order.
+    pub fn ape_layers(&self, flags: ApeSettings) -> (ApeSettings, ApeSettings) {
+        (flags.over(self.ape), flags.over(self.balanced))
+    }
+
     /// These settings as they apply to the model with identity `id`, in
     /// layers: shipped settings for the model < top-level values < the
     /// model's own `[models."<id>"]` table; `balanced` has the model's

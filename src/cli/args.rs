@@ -339,8 +339,7 @@ impl AskArgs {
                 Quality::Exact => QualityArg::Exact,
             });
         }
-        self.balanced = self.ape.over(c.balanced);
-        self.ape = self.ape.over(c.ape);
+        (self.ape, self.balanced) = c.ape_layers(self.ape);
     }
 }
 

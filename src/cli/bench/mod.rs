@@ -59,13 +59,11 @@ impl BenchCommand {
     pub fn apply(&mut self, c: &crate::config::FileConfig) {
         match self {
             BenchCommand::Ttft(a) => {
-                a.balanced = a.ape.over(c.balanced);
-                a.ape = a.ape.over(c.ape);
+                (a.ape, a.balanced) = c.ape_layers(a.ape);
             }
             BenchCommand::Context(a) => a.ape = a.ape.over(c.ape),
             BenchCommand::Suite(a) => {
-                a.balanced = a.ape.over(c.balanced);
-                a.ape = a.ape.over(c.ape);
+                (a.ape, a.balanced) = c.ape_layers(a.ape);
                 a.folder.apply(c);
             }
             BenchCommand::Retrieval(a) => a.folder.apply(c),
