@@ -18,7 +18,9 @@
 #       `bench context` (8K to 128K cached tokens) on the qwen shape, the
 #       CUDA-graphs diagnosis (diagnose_graphs), `bench ttft --chunks 10
 #       --chunk-tokens 256` on the qwen shape (the CPU headline's setting),
-#       then the 8B shape at 16K to 64K; each step's start is logged.
+#       then the 8B shape at 16K to 64K (STEPS picks and orders these:
+#       doctor-qwen doctor-8b ttft-8b context graphs ttft-256 ttft-8b-rest);
+#       each step's start is logged.
 #       `bench ttft` times every mode with
 #       states read cold from disk, from the page cache, from pinned host
 #       memory and from GPU memory, against sequential prefill with flash
@@ -30,7 +32,8 @@
 #
 # Environment: CUDA_ARCH (default: the GPU's own), BENCH_CONTEXTS (default
 # "8192 16384 32768 65536"), CONTEXT_TOKENS (bench context's sizes, default
-# "8192,16384,32768,65536,131072"), REPEATS (default 3), SKIP_8B=1, BUDGET_S
+# "8192,16384,32768,65536,131072"), REPEATS (default 3; REPEATS_8B for the
+# 8B shape's bench ttft, default REPEATS), STEPS, SKIP_8B=1, BUDGET_S
 # (start no new step after this many seconds: device time is metered).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -116,7 +119,7 @@ device() {
     # files), so a later run can carry them (cat .gpu/lib.tar.xz.* | tar -C
     # .gpu -xJ) and skip this build.
     if [ "${KEEP_LIB:-0}" = 1 ]; then
-      tar -C "$GPU" -cJf "$work/lib.tar.xz" lib
+      XZ_OPT=-T0 tar -C "$GPU" -cJf "$work/lib.tar.xz" lib
       split -b 15m -d "$work/lib.tar.xz" "$out/lib.tar.xz."
       du -h "$work/lib.tar.xz" | tee -a "$out/gpu.txt"
     fi
@@ -127,37 +130,54 @@ device() {
 
   local cache="$work/cache"
   export APE_CHAT_CACHE_DIR="$cache" APE_CHAT_CONFIG="$work/config.toml"
-  local shapes="qwen2.5-0.5b"
-  [ "${SKIP_8B:-0}" = 1 ] || shapes="$shapes llama3-8b"
-  for shape in $shapes; do
-    wait_model "$shape"
-    in_budget || return 0
-    step "doctor, $shape shape"
-    "$bin" doctor --model "$work/$shape.gguf" --json >"$res/doctor-$shape.json" 2>>"$out/gpu.txt" || true
-    doctor_summary "$res/doctor-$shape.json" | tee -a "$out/gpu.txt"
-  done
-  # Most telling first (device time is metered): the 8B shape at the first
-  # context, then cost vs context (8K-128K cached tokens), the CUDA-graphs
-  # diagnosis, the CPU headline's setting (10 x 256, the default model's
-  # shape), then the rest.
+  # Most telling first by default (device time is metered): doctor on both
+  # shapes, the 8B shape at the first context, cost vs context (8K-128K
+  # cached tokens), the CUDA-graphs diagnosis, the CPU headline's setting
+  # (10 x 256, the default model's shape), then the 8B shape's other
+  # contexts. STEPS picks and orders them.
   local contexts=(${BENCH_CONTEXTS:-8192 16384 32768 65536})
-  [ "${SKIP_8B:-0}" = 1 ] || ttft_8b "${contexts[0]}"
+  local steps="${STEPS:-doctor-qwen doctor-8b ttft-8b context graphs ttft-256 ttft-8b-rest}"
+  local s ctx
+  for s in $steps; do
+    case "$s" in
+      doctor-qwen) doctor qwen2.5-0.5b ;;
+      doctor-8b) [ "${SKIP_8B:-0}" = 1 ] || doctor llama3-8b ;;
+      ttft-8b) [ "${SKIP_8B:-0}" = 1 ] || ttft_8b "${contexts[0]}" ;;
+      ttft-8b-rest)
+        [ "${SKIP_8B:-0}" = 1 ] || for ctx in "${contexts[@]:1}"; do ttft_8b "$ctx"; done ;;
+      context) bench_context ;;
+      graphs) diagnose_graphs ;;
+      ttft-256) ttft_256 ;;
+      *) echo "unknown step $s" | tee -a "$out/gpu.txt"; exit 2 ;;
+    esac
+  done
+  pack
+}
+
+doctor() {
+  wait_model "$1"
+  in_budget || return 0
+  step "doctor, $1 shape"
+  "$bin" doctor --model "$work/$1.gguf" --json >"$res/doctor-$1.json" 2>>"$out/gpu.txt" || true
+  doctor_summary "$res/doctor-$1.json" | tee -a "$out/gpu.txt"
+}
+
+bench_context() {
+  wait_model qwen2.5-0.5b
   in_budget || return 0
   step "bench context, qwen2.5-0.5b shape"
   "$bin" bench context --model "$work/qwen2.5-0.5b.gguf" --sequential-max 32768 \
     --tokens "${CONTEXT_TOKENS:-8192,16384,32768,65536,131072}" \
     --out "$res" 2>>"$out/gpu.txt" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
-  diagnose_graphs
+}
+
+ttft_256() {
+  wait_model qwen2.5-0.5b
   in_budget || return 0
   step "bench ttft 10 x 256, qwen2.5-0.5b shape"
   "$bin" bench ttft --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256 \
     --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-10x256.json" 2>>"$out/gpu.txt" \
     && summarize "$res/bench-ttft-10x256.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
-  [ "${SKIP_8B:-0}" = 1 ] && return 0
-  for ctx in "${contexts[@]:1}"; do
-    ttft_8b "$ctx"
-  done
-  pack
 }
 
 # ape-chat turns llama.cpp's CUDA graphs off (engine::configure_cuda_graphs):
@@ -230,15 +250,17 @@ start_models() {
 wait_model() {
   local var="model_pid_${1//[.-]/_}"
   [ -n "${!var:-}" ] && wait "${!var}" || true
+  unset "$var"
   [ -s "$work/$1.gguf" ] || { echo "model $1 was not written" | tee -a "$out/gpu.txt"; exit 1; }
 }
 
 ttft_8b() {
+  wait_model llama3-8b
   in_budget || return 0
   local ctx=$1
   step "bench ttft $ctx tokens (chunks of 512), llama3-8b shape"
   "$bin" bench ttft --model "$work/llama3-8b.gguf" --chunks $((ctx / 512)) --chunk-tokens 512 \
-    --repeats "${REPEATS:-3}" --json >"$res/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
+    --repeats "${REPEATS_8B:-${REPEATS:-3}}" --json >"$res/bench-ttft-$ctx.json" 2>>"$out/gpu.txt" \
     && summarize "$res/bench-ttft-$ctx.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
 }
 
