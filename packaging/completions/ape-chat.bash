@@ -404,7 +404,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__context)
-            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --out --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -455,6 +455,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

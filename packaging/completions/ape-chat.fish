@@ -350,6 +350,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l out -d 'Where `bench-context.json` and `bench-context.svg` go' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l from -d 'Measure nothing: draw the chart (beside the file) and print the table of a saved `bench-context.json`, e.g. a GPU machine\'s' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r

@@ -3,7 +3,9 @@
 //! chunks on the same positions (past the model's window), beside
 //! sequential prefill with flash attention where it fits the window.
 
-use serde::Serialize;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
 
 use super::{machine, time_modes, BenchError, BenchStates, ModeFigures, Workload, QUESTION};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
@@ -26,7 +28,7 @@ pub struct ContextOptions {
 }
 
 /// One context size, every mode that can read it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ContextPoint {
     /// Chunk tokens read.
     pub tokens: usize,
@@ -36,7 +38,7 @@ pub struct ContextPoint {
     pub modes: Vec<ModeFigures>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ContextReport {
     pub model: String,
     pub architecture: String,
@@ -53,6 +55,19 @@ pub struct ContextReport {
     /// KV cache bytes per cell while answering.
     pub kv_bytes_per_cell: u64,
     pub points: Vec<ContextPoint>,
+}
+
+/// A report [`context`] wrote (`bench-context.json`), to draw and print
+/// again: a GPU run's figures are redrawn where the GPU is not.
+pub fn read_report(path: &Path) -> Result<ContextReport, BenchError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BenchError::Setup(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| {
+        BenchError::Setup(format!(
+            "{}: not a bench context report: {e}",
+            path.display()
+        ))
+    })
 }
 
 /// Times `o.modes` (and sequential where it fits) at every size in
@@ -96,7 +111,7 @@ pub fn context(
     let mut report = ContextReport {
         model: engine.path().display().to_string(),
         architecture: engine.info().architecture.clone(),
-        machine: machine(),
+        machine: machine(engine),
         threads: engine.options().threads,
         window,
         chunk_tokens: o.chunk_tokens,

@@ -27,7 +27,7 @@ pub mod ttft;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::generate::{prefill, Context};
 use crate::engine::{ChunkState, Engine, EngineError, Mode, PrefixState, Session, TokenId};
@@ -56,7 +56,7 @@ pub enum BenchError {
 }
 
 /// Medians (and the fastest) of one mode's repeats.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ModeFigures {
     /// The mode and its settings, e.g. `ape (T=0.9, S=0.9)`.
     pub mode: String,
@@ -79,12 +79,12 @@ pub struct ModeFigures {
     pub speedup: f64,
     /// Time to first token with the states already in each memory tier of
     /// the engine (nothing read from disk), fastest tier first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<TierFigure>,
 }
 
 /// A mode's answer start from one memory tier.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TierFigure {
     pub tier: String,
     pub ttft_ms: f64,
@@ -524,8 +524,21 @@ fn summarize(mode: String, s: &[Sample], tiers: &[&str]) -> ModeFigures {
     }
 }
 
-/// The machine, for reports: CPU model and core count.
-pub fn machine() -> String {
+/// The machine, for reports: the GPU where `engine` runs its layers on
+/// one, then the CPU model and core count.
+pub fn machine(engine: &Engine) -> String {
+    let cpu = cpu();
+    match engine
+        .offloads()
+        .then(crate::engine::memory::gpu_description)
+    {
+        Some(Some(gpu)) => format!("{gpu} · {cpu}"),
+        _ => cpu,
+    }
+}
+
+/// The CPU model and core count.
+fn cpu() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

@@ -143,7 +143,7 @@ pub fn suite(
     Ok(SuiteReport {
         model: engine.path().display().to_string(),
         architecture: engine.info().architecture.clone(),
-        machine: machine(),
+        machine: machine(engine),
         threads: engine.options().threads,
         chunk_tokens: o.chunk_tokens,
         repeats: o.repeats.max(1),

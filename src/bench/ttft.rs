@@ -149,7 +149,7 @@ pub fn ttft(
     Ok(TtftReport {
         model: engine.path().display().to_string(),
         architecture: engine.info().architecture.clone(),
-        machine: machine(),
+        machine: machine(engine),
         threads: engine.options().threads,
         gpu_layers: engine.options().gpu_layers,
         chunks: o.chunks,

@@ -176,19 +176,38 @@ pub(crate) fn available_ram() -> u64 {
         .map_or(8 << 30, |kb| kb * 1024)
 }
 
-/// Free memory of the first GPU ggml knows, if any.
-fn free_gpu_memory() -> Option<u64> {
-    // SAFETY: device enumeration and a query that writes two numbers.
+/// The first GPU ggml knows, if any.
+fn first_gpu() -> Option<sys::ggml_backend_dev_t> {
+    // SAFETY: device enumeration; the handles live as long as the process.
     unsafe {
         (0..sys::ggml_backend_dev_count())
             .map(|i| sys::ggml_backend_dev_get(i))
             .find(|&d| sys::ggml_backend_dev_type(d) == sys::GGML_BACKEND_DEVICE_TYPE_GPU)
-            .map(|d| {
-                let (mut free, mut total) = (0usize, 0usize);
-                sys::ggml_backend_dev_memory(d, &mut free, &mut total);
-                free as u64
-            })
     }
+}
+
+/// Free memory of the first GPU ggml knows, if any.
+fn free_gpu_memory() -> Option<u64> {
+    first_gpu().map(|d| {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: a query that writes two numbers.
+        unsafe { sys::ggml_backend_dev_memory(d, &mut free, &mut total) };
+        free as u64
+    })
+}
+
+/// The first GPU's own description (e.g. `NVIDIA H100 80GB HBM3`), for
+/// reports: a benchmark run with layers offloaded is the GPU's figure.
+pub fn gpu_description() -> Option<String> {
+    let d = first_gpu()?;
+    // SAFETY: ggml returns a NUL-terminated string owned by the device.
+    let p = unsafe { sys::ggml_backend_dev_description(d) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: checked non-null above; the string outlives this copy.
+    let text = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 #[cfg(test)]

@@ -330,6 +330,53 @@ fn bench_context_times_past_the_window_and_sequential_only_where_it_fits() {
         svg.contains("cached tokens read") && svg.contains("sequential"),
         "the chart names its axes and modes"
     );
+    // States held in memory: the fastest tier (RAM on a CPU build) is timed
+    // and drawn as its own line.
+    let tier = points[0]["modes"][0]["memory"][0]["tier"]
+        .as_str()
+        .expect("the cached mode is timed from a memory tier")
+        .to_string();
+    assert!(
+        svg.contains(&format!("states in {tier}")),
+        "tier line drawn"
+    );
+
+    // `--from` measures nothing: it redraws the chart from the saved report
+    // and prints that report.
+    std::fs::remove_file(out.path().join("bench-context.svg")).expect("rm svg");
+    let saved = out.path().join("bench-context.json");
+    let again = ape_chat(cache.path())
+        .args(["bench", "context", "--json", "--from"])
+        .arg(&saved)
+        .output()
+        .expect("run");
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let reread: Value = serde_json::from_slice(&again.stdout).expect("json");
+    assert_eq!(reread["points"].as_array().map(Vec::len), Some(2));
+    assert_eq!(reread["points"][1]["modes"], json["points"][1]["modes"]);
+    let redrawn =
+        std::fs::read_to_string(out.path().join("bench-context.svg")).expect("svg redrawn");
+    assert!(redrawn.contains(&format!("states in {tier}")));
+
+    // Anything else is refused with the file's name, and nothing is drawn.
+    let bad = out.path().join("not-a-report.json");
+    std::fs::write(&bad, "{\"modes\": []}").expect("write");
+    let refused = ape_chat(cache.path())
+        .args(["bench", "context", "--from"])
+        .arg(&bad)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        err.contains("not-a-report.json") && err.contains("not a bench context report"),
+        "{err}"
+    );
+    assert!(!out.path().join("not-a-report.svg").exists());
 }
 
 /// A `bench context` cut short (a lent GPU's time limit, a kill) keeps the

@@ -8,7 +8,7 @@ use clap::Args;
 
 use crate::answer::Quality;
 use crate::bench::chart::context_chart;
-use crate::bench::context::{context, ContextOptions, ContextReport};
+use crate::bench::context::{context, read_report, ContextOptions, ContextReport};
 use crate::cli::style::{bold, dim};
 use crate::cli::ModelArgs;
 use crate::engine::Mode;
@@ -44,9 +44,25 @@ pub struct ContextArgs {
     /// Print the report as JSON on stdout too.
     #[arg(long)]
     json: bool,
+    /// Measure nothing: draw the chart (beside the file) and print the
+    /// table of a saved `bench-context.json`, e.g. a GPU machine's.
+    #[arg(long, value_name = "JSON")]
+    from: Option<PathBuf>,
 }
 
 pub fn run(model: &ModelArgs, args: &ContextArgs) -> anyhow::Result<ExitCode> {
+    if let Some(from) = &args.from {
+        let report = read_report(from)?;
+        let svg = from.with_extension("svg");
+        context_chart(&report, &svg)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print_report(&report);
+            println!("\n  wrote {}", svg.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let engine = model.load(8192)?;
     // APE, and `balanced` as it re-reads on a GPU (the whole best chunk).
     let ape = super::t_and_s(args.ape);
@@ -92,7 +108,7 @@ fn print_report(r: &ContextReport) {
     );
     println!("  machine  {} · {} threads", r.machine, r.threads);
     println!(
-        "  chunks of {} tokens on shared positions · median of {} · state files read cold",
+        "  chunks of {} tokens on shared positions · median of {} · state files read cold (warm: from the page cache; then from each memory tier)",
         r.chunk_tokens, r.repeats
     );
     for p in &r.points {
@@ -101,8 +117,13 @@ fn print_report(r: &ContextReport) {
             p.tokens, p.chunks, p.cells
         );
         for m in &p.modes {
+            let held: String = m
+                .memory
+                .iter()
+                .map(|t| format!(", {} {:.0}", t.tier, t.ttft_ms))
+                .collect();
             println!(
-                "    {:<36} TTFT {:>9.0} ms (warm {:>7.0})  decode {:>5.1} tok/s",
+                "    {:<36} TTFT {:>9.0} ms (warm {:>7.0}{held})  decode {:>5.1} tok/s",
                 m.mode, m.ttft_ms, m.ttft_warm_ms, m.decode_tokens_per_s
             );
         }
