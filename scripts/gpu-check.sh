@@ -26,9 +26,15 @@
 #       memory and from GPU memory, against sequential prefill with flash
 #       attention off and on (the fair baseline is the faster). The log is
 #       OUT/gpu.txt (default OUT: .gpu/out); JSON and SVG results are packed
-#       into OUT/results.tar after every step. A .gpu/lib/ that already
-#       holds the CUDA libraries (from an earlier run's OUT, with
-#       KEEP_LIB=1) skips the build.
+#       into OUT/results.tar after every step. CUDA libraries already in
+#       .gpu/lib/ (an earlier call on the same machine) or carried as
+#       .gpu/lib.tar.xz.* (an earlier run's OUT with KEEP_LIB=1) skip the
+#       build when they were built from the same sources (.gpu/SOURCE, a
+#       content hash) for the same GPU generation. What travels (carry,
+#       8 paths, about 50 MB with saved libraries; the uncompressed binary
+#       stays here): .gpu/ape-chat.xz .gpu/SOURCE .gpu/llama.cpp.tar.xz
+#       .gpu/gguf-0.19.0-py3-none-any.whl .gpu/random-gguf.py
+#       .gpu/lib.tar.xz.00 .gpu/lib.tar.xz.01 .gpu/lib.tar.xz.02
 #
 # Environment: CUDA_ARCH (default: the GPU's own), BENCH_CONTEXTS (default
 # "8192 16384 32768 65536"), CONTEXT_TOKENS (bench context's sizes, default
@@ -49,13 +55,21 @@ prepare() {
   mkdir -p "$GPU"
   cp "$CARGO_TARGET_DIR/release/ape-chat" "$GPU/ape-chat"
   strip "$GPU/ape-chat"
+  # Compressed too: what travels with saved CUDA libraries must stay under
+  # the device's 64 MiB (the binary is 22 MB, the libraries 40 MB).
+  xz -T0 -c "$GPU/ape-chat" >"$GPU/ape-chat.xz"
   # The patched llama.cpp tree the binary was built against, without the
-  # backends, tools and tests the CUDA build does not need.
+  # backends, tools and tests the CUDA build does not need, and a hash of
+  # its content (not its files' dates): saved CUDA libraries are used only
+  # when built from the same sources.
   local src=vendor/llama-cpp-sys-2/llama.cpp
-  tar -C "$(dirname "$src")" -cJf "$GPU/llama.cpp.tar.xz" \
-    --exclude='llama.cpp/ggml/src/ggml-'{vulkan,sycl,metal,opencl,hexagon,cann,webgpu,openvino,et,virtgpu,rpc,musa,hip,kompute,blas,zdnn,zendnn} \
-    --exclude='llama.cpp/'{tests,docs,examples,tools,models,ci,pocs,gguf-py,common,grammars,media,scripts} \
-    llama.cpp
+  local excludes=(
+    --exclude='llama.cpp/ggml/src/ggml-'{vulkan,sycl,metal,opencl,hexagon,cann,webgpu,openvino,et,virtgpu,rpc,musa,hip,kompute,blas,zdnn,zendnn}
+    --exclude='llama.cpp/'{tests,docs,examples,tools,models,ci,pocs,gguf-py,common,grammars,media,scripts}
+  )
+  tar -C "$(dirname "$src")" -cJf "$GPU/llama.cpp.tar.xz" "${excludes[@]}" llama.cpp
+  tar -C "$(dirname "$src")" -cf - --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+    "${excludes[@]}" llama.cpp | sha256sum | cut -c1-16 >"$GPU/SOURCE"
   # GGUF writer for the random models (pure Python; numpy is on the device).
   python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$GPU" gguf==0.19.0
   cp scripts/random-gguf.py "$GPU/"
@@ -91,11 +105,31 @@ device() {
   python3 -m pip install -q --no-index --no-deps --target "$site" "$GPU"/gguf-*.whl
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
   start_models
-  if ! ls "$GPU"/lib/libggml-cuda.so* >/dev/null 2>&1 && ls "$GPU"/lib.tar.xz.* >/dev/null 2>&1; then
-    cat "$GPU"/lib.tar.xz.* | tar -C "$GPU" -xJ
+  # The binary travels compressed (a stale one from an earlier call on a
+  # warm machine is replaced).
+  if [ -s "$GPU/ape-chat.xz" ]; then
+    xz -dc "$GPU/ape-chat.xz" >"$GPU/ape-chat.part" && chmod +x "$GPU/ape-chat.part" \
+      && mv "$GPU/ape-chat.part" "$GPU/ape-chat"
+  fi
+  # CUDA libraries: kept from an earlier call on this machine, or carried
+  # in pieces (KEEP_LIB=1 below), when built from these sources for this
+  # GPU; else built.
+  [ -n "$arch" ] || arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)
+  local want
+  want="$(cat "$GPU/SOURCE" 2>/dev/null || echo unknown) sm_${arch:-90}"
+  if [ "$(cat "$GPU/lib/SOURCE" 2>/dev/null)" != "$want" ]; then
+    rm -rf "$GPU/lib"
+    if ls "$GPU"/lib.tar.xz.* >/dev/null 2>&1; then
+      cat "$GPU"/lib.tar.xz.* | tar -C "$GPU" -xJ
+      if [ "$(cat "$GPU/lib/SOURCE" 2>/dev/null)" != "$want" ]; then
+        echo "carried CUDA libraries are for $(cat "$GPU/lib/SOURCE" 2>/dev/null || echo 'unknown sources'), not $want: building" | tee -a "$out/gpu.txt"
+        rm -rf "$GPU/lib"
+      else
+        echo "CUDA libraries carried ($want)" | tee -a "$out/gpu.txt"
+      fi
+    fi
   fi
   if ! ls "$GPU"/lib/libggml-cuda.so* >/dev/null 2>&1; then
-    [ -n "$arch" ] || arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)
     tar -C "$work" -xJf "$GPU/llama.cpp.tar.xz"
     local t0=$SECONDS
     # The options llama-cpp-sys-2 sets for the binary's own build (shared
@@ -115,9 +149,10 @@ device() {
     echo "llama.cpp CUDA build (sm_${arch:-90}): $((SECONDS - t0)) s" | tee -a "$out/gpu.txt"
     mkdir -p "$GPU/lib"
     find "$work/build" -name 'lib*.so*' -exec cp -P {} "$GPU/lib/" \;
+    echo "$want" >"$GPU/lib/SOURCE"
     # KEEP_LIB=1: in pieces small enough to come back (about 40 MB, 3
-    # files), so a later run can carry them (cat .gpu/lib.tar.xz.* | tar -C
-    # .gpu -xJ) and skip this build.
+    # files), so a later run can carry them (copied into .gpu/ here) and
+    # skip this build.
     if [ "${KEEP_LIB:-0}" = 1 ]; then
       XZ_OPT=-T0 tar -C "$GPU" -cJf "$work/lib.tar.xz" lib
       split -b 15m -d "$work/lib.tar.xz" "$out/lib.tar.xz."
