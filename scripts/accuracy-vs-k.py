@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Accuracy against the number of chunks read (issue 26): one folder of long
+documents, questions whose answers sit at known places, asked through the
+real pipeline (`ape-chat --ask DIR --top-k K`) at several K, under each
+--quality; `exact` (sequential) cannot read past the model's window and
+cuts the middle of what it would read (its notes say so).
+
+usage: scripts/accuracy-vs-k.py OUT.jsonl [--k 5,10,20,50,100,all]
+           [--quality fast,balanced,exact] [--exact-k LIST] [--articles N]
+           [--per-article 4] [--seed 7] [--dir /tmp/accuracy-vs-k]
+           [--squad FILE] [--model GGUF] [--bin ape-chat] [--max-tokens 24]
+           [--style "Answer in a few words."] [--limit N] [--table]
+           [--resamples 2000]
+
+The documents: SQuAD v2 dev's evaluation articles (those `ape-chat convert
+--articles evaluation` uses; every fourth article is kept for calibration
+and never appears here), each written as one Markdown file, one paragraph
+per line, so a question's paragraph is a known line of a known file
+(about 4,700 tokens per article; 26 articles, about 120K tokens, 4x the
+default model's window). The questions: --per-article answerable
+questions of each article, spread over its paragraphs (seeded), so every
+article counts and the bootstrap can resample articles.
+
+Each question is asked with --style after it (as `eval --style` does, so
+that a small model answers in a few words rather than an essay). Per
+question, K and quality, a row is appended to OUT.jsonl (resumable:
+rows already there are skipped): the answer, whether it contains a gold
+answer (SQuAD normalisation, as `eval` scores "contains"), whether a chunk
+read covers the answer's paragraph (retrieval's recall at K), and the
+run's stats (context_tokens, max_position, window, TTFT, notes).
+Questions run in a round-robin over the articles, so a run stopped early
+still spans many of them. --exact-k limits the K at which `exact` runs
+(its prefill grows with what it reads: 16K tokens take minutes on a
+laptop CPU).
+
+--table prints, per model, accuracy ("contains") per K and quality with
+95 % intervals resampled by article, recall at K, and each cached
+quality's paired difference from `exact` where both ran.
+"""
+import argparse
+import json
+import pathlib
+import random
+import re
+import string
+import subprocess
+import sys
+
+QUALITIES = ["fast", "balanced", "exact"]
+
+
+def normalize(s: str) -> str:
+    """SQuAD's answer normalisation, as src/eval/score.rs: lower case,
+    punctuation to spaces, no articles, single spaces."""
+    s = "".join(c if c.isalnum() or c.isspace() else " " for c in s.lower())
+    return " ".join(w for w in s.split() if w not in ("a", "an", "the"))
+
+
+def contains(prediction: str, golds: list[str]) -> bool:
+    p = f" {normalize(prediction)} "
+    return any(g and f" {g} " in p for g in map(normalize, golds))
+
+
+def evaluation_articles(squad: dict) -> list[dict]:
+    # The same split as `convert --articles evaluation`
+    # (src/eval/datasets/squad.rs): article % 4 == 3 is calibration's.
+    return [a for i, a in enumerate(squad["data"]) if i % 4 != 3]
+
+
+def file_name(i: int, title: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()
+    return f"{i:02d}-{slug}.md"
+
+
+def write_folder(folder: pathlib.Path, articles: list[dict]) -> None:
+    """One Markdown file per article: the title on line 1, a blank line,
+    then paragraph p on line 3 + 2p (blank lines between)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, a in enumerate(articles):
+        lines = [f"# {a['title'].replace('_', ' ')}", ""]
+        for p in a["paragraphs"]:
+            lines += [" ".join(p["context"].split()), ""]
+        path = folder / file_name(i, a["title"])
+        text = "\n".join(lines)
+        if not path.exists() or path.read_text() != text:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+
+
+def questions(articles: list[dict], per_article: int, seed: int) -> list[dict]:
+    """per_article answerable questions of each article, from distinct
+    paragraphs where it has enough, in a round-robin over the articles."""
+    rng = random.Random(seed)
+    chosen = []
+    for i, a in enumerate(articles):
+        by_paragraph = []
+        for p_i, p in enumerate(a["paragraphs"]):
+            qs = [q for q in p["qas"] if not q.get("is_impossible") and q["answers"]]
+            if qs:
+                by_paragraph.append((p_i, qs))
+        rng.shuffle(by_paragraph)
+        picked = []
+        for p_i, qs in by_paragraph[:per_article]:
+            q = rng.choice(qs)
+            picked.append({
+                "id": q["id"], "question": q["question"].strip(),
+                "answers": sorted({x["text"] for x in q["answers"]}),
+                "article": i, "title": a["title"], "file": file_name(i, a["title"]),
+                "paragraph": p_i, "line": 3 + 2 * p_i,
+            })
+        chosen.append(picked)
+    return [q for round_ in zip(*chosen) for q in round_] + [
+        q for qs in chosen for q in qs[min(map(len, chosen)):]
+    ]
+
+
+def run_json(cmd: list[str]) -> list[dict]:
+    """The command's JSON: one object (`index --json`) or one per line."""
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    try:
+        return [json.loads(p.stdout)]
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+def covers(source: dict, q: dict) -> bool:
+    lines = source.get("lines") or [0, -1]
+    return source.get("path") == q["file"] and lines[0] <= q["line"] <= lines[1]
+
+
+def k_order(k: str) -> float:
+    return float("inf") if k == "all" else int(k)
+
+
+def bootstrap(rows: list[dict], value, resamples: int, seed: int = 11):
+    """Mean of value(row) and its 95 % interval, resampling articles."""
+    by_article: dict[int, list[float]] = {}
+    for r in rows:
+        v = value(r)
+        if v is not None:
+            by_article.setdefault(r["article"], []).append(v)
+    groups = list(by_article.values())
+    n = sum(map(len, groups))
+    if n == 0:
+        return None
+    mean = sum(map(sum, groups)) / n
+    rng = random.Random(seed)
+    means = []
+    for _ in range(resamples):
+        pick = [groups[rng.randrange(len(groups))] for _ in groups]
+        m = sum(map(len, pick))
+        means.append(sum(map(sum, pick)) / m)
+    means.sort()
+    return mean, means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1], n
+
+
+def fmt(e, signed=False) -> str:
+    if e is None:
+        return "—"
+    mean, lo, hi, _ = e
+    f = "{:+.2f}" if signed else "{:.2f}"
+    return f"{f.format(mean)} [{f.format(lo)}, {f.format(hi)}]"
+
+
+def median_tokens(rows: list[dict]) -> str:
+    tokens = sorted(r["context_tokens"] for r in rows)
+    return f"{tokens[len(tokens) // 2]:,}" if tokens else ""
+
+
+def cut_to_window(row: dict) -> bool:
+    """Whether sequential prefill left the middle out (its note says so)."""
+    return any("left out to fit" in n for n in row["notes"])
+
+
+def table(rows: list[dict], resamples: int) -> str:
+    out = []
+    for model in sorted({r["model"] for r in rows}):
+        mine = [r for r in rows if r["model"] == model]
+        qs = sorted({r["quality"] for r in mine}, key=QUALITIES.index)
+        ks = sorted({r["k"] for r in mine}, key=k_order)
+        window = mine[0]["window"]
+        articles = len({r["article"] for r in mine})
+        questions_ = len({r["id"] for r in mine})
+        out.append(f"{model}: window {window:,}; {questions_} questions over {articles} articles; "
+                   f"\"contains\" with 95 % intervals resampled by article\n")
+        head = ["K", "tokens read (median; `exact`)", "answer's paragraph read"] + [f"`{q}`" for q in qs]
+        cached = [q for q in qs if q != "exact"]
+        if "exact" in qs:
+            head += [f"`{q}` − `exact` (paired)" for q in cached]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for k in ks:
+            at = [r for r in mine if r["k"] == k]
+            cells = [k, " ; ".join(filter(None, [median_tokens([r for r in at if r["quality"] != "exact"]),
+                                                 median_tokens([r for r in at if r["quality"] == "exact"])])),
+                     fmt(bootstrap([r for r in at if r["quality"] == qs[0]],
+                                   lambda r: float(r["gold_read"]), resamples))]
+            for q in qs:
+                cells.append(fmt(bootstrap([r for r in at if r["quality"] == q],
+                                           lambda r: float(r["right"]), resamples)))
+            if "exact" in qs:
+                exact = {r["id"]: r for r in at if r["quality"] == "exact"}
+                for q in cached:
+                    pairs = [dict(r, diff=float(r["right"]) - float(exact[r["id"]]["right"]))
+                             for r in at if r["quality"] == q and r["id"] in exact]
+                    cells.append(fmt(bootstrap(pairs, lambda r: r["diff"], resamples), True)
+                                 if pairs else "—")
+            out.append("| " + " | ".join(map(str, cells)) + " |")
+        cut = [r for r in mine if r["quality"] == "exact" and cut_to_window(r)]
+        if cut:
+            out.append(f"\n`exact` cut the middle to fit the window on {len(cut)} answers "
+                       f"(from K = {min((r['k'] for r in cut), key=k_order)}).")
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--k", default="5,10,20,50,100,all")
+    ap.add_argument("--exact-k", default=None)
+    ap.add_argument("--quality", default="fast,balanced,exact")
+    ap.add_argument("--articles", type=int, default=None)
+    ap.add_argument("--per-article", type=int, default=4)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--dir", default="/tmp/accuracy-vs-k")
+    ap.add_argument("--squad", default=None)
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--bin", default="ape-chat")
+    ap.add_argument("--max-tokens", type=int, default=24)
+    ap.add_argument("--style", default="Answer in a few words.")
+    ap.add_argument("--limit", type=int, default=None, help="first N questions only")
+    ap.add_argument("--table", action="store_true")
+    ap.add_argument("--resamples", type=int, default=2000)
+    a = ap.parse_args()
+    out = pathlib.Path(a.out)
+    rows = [json.loads(l) for l in out.read_text().splitlines() if l.strip()] if out.exists() else []
+    if a.table:
+        print(table(rows, a.resamples))
+        return
+    ks = [k.strip() for k in a.k.split(",")]
+    for k in ks:
+        if k != "all" and not (k.isdigit() and int(k) > 0):
+            sys.exit(f"--k: {k!r} is neither a positive number nor 'all'")
+    exact_ks = set(a.exact_k.split(",")) if a.exact_k else set(ks)
+    qualities = a.quality.split(",")
+    for q in qualities:
+        if q not in QUALITIES:
+            sys.exit(f"--quality: {q!r} is not one of {', '.join(QUALITIES)}")
+    squad_path = pathlib.Path(a.squad or pathlib.Path.home() / ".cache/ape-chat/data/squad-v2-dev.json")
+    if not squad_path.exists():
+        sys.exit(f"{squad_path}: not found (scripts/setup.sh --eval-data fetches it)")
+    articles = evaluation_articles(json.loads(squad_path.read_text()))[: a.articles]
+    folder = pathlib.Path(a.dir)
+    write_folder(folder, articles)
+    model = ["--model", a.model] if a.model else []
+    model_name = pathlib.Path(a.model).name if a.model else "default"
+    todo = questions(articles, a.per_article, a.seed)[: a.limit]
+    done = {(r["model"], r["id"], r["k"], r["quality"], r.get("style", "")) for r in rows}
+    index = run_json([a.bin, "index", str(folder), "--json", *model])[0]
+    print(f"{len(articles)} articles, {index['tokens']:,} tokens, {index['chunks']} chunks; "
+          f"{len(todo)} questions", flush=True)
+    for q in todo:
+        for k in ks:
+            for quality in qualities:
+                if quality == "exact" and k not in exact_ks:
+                    continue
+                if (model_name, q["id"], k, quality, a.style) in done:
+                    continue
+                asked = f"{q['question']} {a.style}".strip()
+                events = run_json([a.bin, "--ask", asked, str(folder), "--top-k", k,
+                                   "--quality", quality, "--max-tokens", str(a.max_tokens),
+                                   "--json", *model])
+                answer = next(e for e in events if e.get("type") == "answer")["text"]
+                stats = next(e for e in events if e.get("type") == "stats")
+                sources = next(e for e in events if e.get("type") == "sources")["sources"]
+                row = {
+                    "model": model_name, "id": q["id"], "article": q["article"],
+                    "title": q["title"], "question": q["question"], "answers": q["answers"],
+                    "style": a.style, "k": k, "quality": quality, "answer": answer,
+                    "right": contains(answer, q["answers"]),
+                    "gold_read": any(covers(s, q) for s in sources),
+                    "chunks_read": len(sources), "folder_tokens": index["tokens"],
+                    **{key: stats[key] for key in ("mode", "ttft_ms", "context_tokens",
+                                                   "max_position", "window", "notes")},
+                }
+                with out.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
+                print(f"{q['id'][:8]} K={k} {quality}: {'right' if row['right'] else 'wrong'} "
+                      f"({answer.strip()[:40]!r}; gold read: {row['gold_read']}), "
+                      f"{row['context_tokens']} tokens, TTFT {row['ttft_ms'] / 1e3:.1f} s",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
