@@ -322,6 +322,10 @@ print(f"{r['chunks']} x {r['chunk_tokens']} tokens (baseline: {r['baseline']}, {
 for m in r['modes']:
     tiers = "".join(f", {t['tier']} {t['ttft_ms']:.0f} ms ({base / t['ttft_ms']:.1f}x)" for t in m.get('memory', []))
     print(f"  {m['mode']}: TTFT cold disk {m['ttft_ms']:.0f} ms ({m['speedup']:.1f}x), page cache {m['ttft_warm_ms']:.0f} ms{tiers}; decode {m['decode_tokens_per_s']:.1f} tok/s")
+    for name, key in (("cold", "read_split"), ("page cache", "read_split_warm")):
+        if key in m:
+            s = m[key]
+            print(f"    {name} read: files {s['file_ms']:.0f} ms, checksums {s['verify_ms']:.0f} ms, decode {s['decode_ms']:.0f} ms; load {m['load_ms' if name == 'cold' else 'load_warm_ms']:.0f} ms")
 if r.get('ape_decode_vs_parallel'):
     print(f"  APE/parallel decode {r['ape_decode_vs_parallel']:.3f}")
 PY

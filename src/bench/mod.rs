@@ -30,7 +30,9 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::generate::{prefill, Context};
-use crate::engine::{ChunkState, Engine, EngineError, Mode, PrefixState, Session, TokenId};
+use crate::engine::{
+    ChunkState, Engine, EngineError, LoadTimes, Mode, PrefixState, Session, TokenId,
+};
 
 /// Real prose to cut benchmark chunks from (the README's sample folder).
 const CORPUS: [&str; 4] = [
@@ -70,6 +72,13 @@ pub struct ModeFigures {
     pub load_warm_ms: f64,
     /// Of the cold load, reading and verifying the files.
     pub read_ms: f64,
+    /// Where that went, cold and with the files in the page cache: file
+    /// reads, checksums, widening compact states (the rest of the load is
+    /// placing the states into the KV cache).
+    #[serde(default, skip_serializing_if = "ReadSplit::is_empty")]
+    pub read_split: ReadSplit,
+    #[serde(default, skip_serializing_if = "ReadSplit::is_empty")]
+    pub read_split_warm: ReadSplit,
     /// Decoding chunk tokens (sequential, re-read) and the question.
     pub prefill_ms: f64,
     pub decode_tokens_per_s: f64,
@@ -81,6 +90,20 @@ pub struct ModeFigures {
     /// the engine (nothing read from disk), fastest tier first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memory: Vec<TierFigure>,
+}
+
+/// [`LoadTimes`] in milliseconds (medians of repeats, each part apart).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ReadSplit {
+    pub file_ms: f64,
+    pub verify_ms: f64,
+    pub decode_ms: f64,
+}
+
+impl ReadSplit {
+    fn is_empty(&self) -> bool {
+        self.file_ms == 0.0 && self.verify_ms == 0.0 && self.decode_ms == 0.0
+    }
 }
 
 /// A mode's answer start from one memory tier.
@@ -255,6 +278,8 @@ struct Sample {
     ttft: Duration,
     ttft_warm: Duration,
     read: Duration,
+    split: LoadTimes,
+    split_warm: LoadTimes,
     load: Duration,
     load_warm: Duration,
     prefill: Duration,
@@ -337,6 +362,8 @@ fn measure_flash(s: &mut Session<'_>, work: &Workload<'_>) -> Result<Sample, Ben
         ttft,
         ttft_warm: ttft,
         read: Duration::ZERO,
+        split: LoadTimes::default(),
+        split_warm: LoadTimes::default(),
         load: Duration::ZERO,
         load_warm: Duration::ZERO,
         prefill: ttft,
@@ -383,6 +410,8 @@ fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> Result<Sampl
         ttft: cold.ttft,
         ttft_warm: warm.ttft,
         read: cold.read,
+        split: cold.split,
+        split_warm: warm.split,
         load: cold.load,
         load_warm: warm.load,
         prefill: cold.prefill,
@@ -398,6 +427,7 @@ fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> Result<Sampl
 struct Start {
     ttft: Duration,
     read: Duration,
+    split: LoadTimes,
     load: Duration,
     prefill: Duration,
 }
@@ -416,10 +446,11 @@ fn start(
         None => None,
     };
     let t0 = Instant::now();
+    let mut split = LoadTimes::default();
     let loaded = match &after {
         Some(after) => files
             .iter()
-            .map(|f| ChunkState::load(f, after))
+            .map(|f| ChunkState::load_timed(f, after, &mut split))
             .collect::<Result<Vec<_>, _>>()?,
         None => Vec::new(),
     };
@@ -445,6 +476,7 @@ fn start(
     Ok(Start {
         ttft: t0.elapsed(),
         read,
+        split,
         load: read + timings.load,
         prefill: timings.prefill,
     })
@@ -488,6 +520,7 @@ fn start_in_tier(
     Ok(Start {
         ttft: t0.elapsed(),
         read: Duration::ZERO,
+        split: LoadTimes::default(),
         load: timings.load,
         prefill: timings.prefill,
     })
@@ -500,6 +533,11 @@ fn summarize(mode: String, s: &[Sample], tiers: &[&str]) -> ModeFigures {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let split = |f: &dyn Fn(&Sample) -> LoadTimes| ReadSplit {
+        file_ms: med(&|x| ms(f(x).read)),
+        verify_ms: med(&|x| ms(f(x).verify)),
+        decode_ms: med(&|x| ms(f(x).decode)),
+    };
     ModeFigures {
         mode,
         ttft_ms: med(&|x| ms(x.ttft)),
@@ -508,6 +546,8 @@ fn summarize(mode: String, s: &[Sample], tiers: &[&str]) -> ModeFigures {
         load_ms: med(&|x| ms(x.load)),
         load_warm_ms: med(&|x| ms(x.load_warm)),
         read_ms: med(&|x| ms(x.read)),
+        read_split: split(&|x| x.split),
+        read_split_warm: split(&|x| x.split_warm),
         prefill_ms: med(&|x| ms(x.prefill)),
         decode_tokens_per_s: med(&|x| x.decode_tps),
         speedup: 0.0,

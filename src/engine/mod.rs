@@ -57,7 +57,7 @@ pub use model_info::{ModelId, ModelInfo};
 pub use pool::{Lease, TierStats};
 pub use prompt::PromptLayout;
 pub use session::{EditPath, Interrupt, Session};
-pub use state::{ChunkState, KvType, PrefixState, StateError, StateFormat};
+pub use state::{ChunkState, KvType, LoadTimes, PrefixState, StateError, StateFormat};
 pub use tiers::TierOptions;
 
 /// A token id of the loaded model's vocabulary.

@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -138,6 +139,17 @@ impl PrefixState {
             alone: true,
         }
     }
+}
+
+/// Where loading state files took its time (summed over files).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadTimes {
+    /// Reading the files.
+    pub read: Duration,
+    /// Their payload checksums.
+    pub verify: Duration,
+    /// Widening compact states to the KV cache's types.
+    pub decode: Duration,
 }
 
 /// One chunk's KV state at positions `P..P+L`, made after the shared prefix.
@@ -321,20 +333,36 @@ impl ChunkState {
     /// Reads a state from `path`, accepting it only if it was made after
     /// `prefix` (which pins the model and KV type too).
     pub fn load(path: &Path, prefix: &PrefixState) -> Result<Self, StateError> {
+        Self::load_timed(path, prefix, &mut LoadTimes::default())
+    }
+
+    /// [`Self::load`], adding where its time went to `times` (benchmarks
+    /// report the split: on a GPU the file tier is this CPU work).
+    pub fn load_timed(
+        path: &Path,
+        prefix: &PrefixState,
+        times: &mut LoadTimes,
+    ) -> Result<Self, StateError> {
+        let t = Instant::now();
         let data = std::fs::read(path).map_err(|error| StateError::Io {
             path: path.to_owned(),
             error,
         })?;
-        Self::from_file_data(data, prefix).map_err(|e| e.at(path))
+        times.read += t.elapsed();
+        Self::from_file_data(data, prefix, times).map_err(|e| e.at(path))
     }
 
     /// Parses file bytes (see [`Self::load`]); errors carry an empty path.
     pub fn from_file_bytes(data: &[u8], prefix: &PrefixState) -> Result<Self, StateError> {
-        Self::from_file_data(data.to_vec(), prefix)
+        Self::from_file_data(data.to_vec(), prefix, &mut LoadTimes::default())
     }
 
     /// [`Self::from_file_bytes`] keeping `data` as the state's buffer.
-    fn from_file_data(data: Vec<u8>, prefix: &PrefixState) -> Result<Self, StateError> {
+    fn from_file_data(
+        data: Vec<u8>,
+        prefix: &PrefixState,
+        times: &mut LoadTimes,
+    ) -> Result<Self, StateError> {
         let p = PathBuf::new;
         if data.len() < MAGIC.len() || &data[..8] != MAGIC {
             return Err(StateError::Foreign { path: p() });
@@ -372,7 +400,10 @@ impl ChunkState {
             return Err(truncated(expected));
         }
         let body = &data[HEADER_LEN..];
-        if crc32fast::hash(body) != u32_at(96) {
+        let t = Instant::now();
+        let sound = crc32fast::hash(body) == u32_at(96);
+        times.verify += t.elapsed();
+        if !sound {
             return Err(StateError::Corrupt { path: p() });
         }
         let mut model = [0u8; 32];
@@ -389,8 +420,10 @@ impl ChunkState {
             .collect();
         let at = HEADER_LEN + 4 * n_tokens;
         let (bytes, at) = if version == FILE_COMPACT {
+            let t = Instant::now();
             let decoded = super::compact::decode(&data[at..])
                 .map_err(|error| StateError::Codec { path: p(), error })?;
+            times.decode += t.elapsed();
             (decoded, 0)
         } else {
             (data, at)

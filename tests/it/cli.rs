@@ -265,6 +265,7 @@ fn bench_reports_every_figure() {
     // Cached modes read state files (cold, then warm) and also start from
     // the memory tier; sequential reads none.
     assert_eq!(modes[0]["read_ms"].as_f64(), Some(0.0));
+    assert!(modes[0].get("read_split").is_none(), "{}", modes[0]);
     let fastest = modes
         .iter()
         .filter(|m| m["mode"] == base)
@@ -274,6 +275,22 @@ fn bench_reports_every_figure() {
     for m in &modes[1..4] {
         let (read, load) = (m["read_ms"].as_f64(), m["load_ms"].as_f64());
         assert!(read.is_some_and(|r| r > 0.0) && read <= load, "{m}");
+        // The read's split: compact files are read, checked and widened,
+        // and the parts (medians each) stay within the whole.
+        let split = &m["read_split"];
+        let part = |k: &str| split[k].as_f64().unwrap_or(-1.0);
+        assert!(part("file_ms") > 0.0 && part("decode_ms") > 0.0, "{m}");
+        assert!(part("verify_ms") >= 0.0, "{m}");
+        assert!(
+            part("file_ms") + part("decode_ms") <= read.unwrap_or(0.0),
+            "{m}"
+        );
+        assert!(
+            m["read_split_warm"]["decode_ms"]
+                .as_f64()
+                .is_some_and(|d| d > 0.0),
+            "{m}"
+        );
         let ram = &m["memory"][0];
         assert_eq!(ram["tier"], "ram", "{m}");
         assert!(ram["ttft_ms"].as_f64().is_some_and(|x| x > 0.0), "{m}");
