@@ -42,9 +42,9 @@ import json
 import pathlib
 import random
 import re
-import string
-import subprocess
 import sys
+
+from ape_cli import run_json
 
 QUALITIES = ["fast", "balanced", "exact"]
 
@@ -113,17 +113,6 @@ def questions(articles: list[dict], per_article: int, seed: int) -> list[dict]:
     return [q for round_ in zip(*chosen) for q in round_] + [
         q for qs in chosen for q in qs[min(map(len, chosen)):]
     ]
-
-
-def run_json(cmd: list[str]) -> list[dict]:
-    """The command's JSON: one object (`index --json`) or one per line."""
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    try:
-        return [json.loads(p.stdout)]
-    except json.JSONDecodeError:
-        return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
 
 
 def covers(source: dict, q: dict) -> bool:

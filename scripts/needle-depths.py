@@ -26,9 +26,10 @@ import argparse
 import importlib.util
 import json
 import pathlib
-import subprocess
 import sys
 import time
+
+from ape_cli import run_json
 
 QUESTION = "What is the passphrase of the Orvald observatory?"
 ANSWER = "marigold"
@@ -64,17 +65,6 @@ def write_document(folder: pathlib.Path, paragraphs: int, needle_at: int) -> Non
     tmp = doc.with_suffix(".tmp")
     tmp.write_text("\n".join(out))
     tmp.replace(doc)
-
-
-def run_json(cmd: list[str]) -> list[dict]:
-    """The command's JSON: one object (`index --json`) or one per line."""
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    try:
-        return [json.loads(p.stdout)]
-    except json.JSONDecodeError:
-        return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
 
 
 def table(rows: list[dict]) -> str:
