@@ -568,12 +568,12 @@ fn summarize(mode: String, s: &[Sample], tiers: &[&str]) -> ModeFigures {
 /// one, then the CPU model and core count.
 pub fn machine(engine: &Engine) -> String {
     let cpu = cpu();
-    match engine
+    let gpu = engine
         .offloads()
-        .then(crate::engine::memory::gpu_description)
-    {
-        Some(Some(gpu)) => format!("{gpu} · {cpu}"),
-        _ => cpu,
+        .then(crate::engine::memory::gpu_description);
+    match gpu.flatten() {
+        Some(gpu) => format!("{gpu} · {cpu}"),
+        None => cpu,
     }
 }
 

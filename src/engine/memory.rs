@@ -188,12 +188,15 @@ fn first_gpu() -> Option<sys::ggml_backend_dev_t> {
 
 /// Free memory of the first GPU ggml knows, if any.
 fn free_gpu_memory() -> Option<u64> {
-    first_gpu().map(|d| {
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: a query that writes two numbers.
-        unsafe { sys::ggml_backend_dev_memory(d, &mut free, &mut total) };
-        free as u64
-    })
+    first_gpu().map(device_free_memory)
+}
+
+/// Free memory of device `dev`, as its backend reports it.
+pub(super) fn device_free_memory(dev: sys::ggml_backend_dev_t) -> u64 {
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: a device query writing two numbers.
+    unsafe { sys::ggml_backend_dev_memory(dev, &mut free, &mut total) };
+    free as u64
 }
 
 /// The first GPU's own description (e.g. `NVIDIA H100 80GB HBM3`), for

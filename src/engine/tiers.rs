@@ -195,8 +195,5 @@ impl Tiers {
 /// Three quarters of the device's free memory after the model and the
 /// first context, less 1 GiB for the contexts answers size for themselves.
 fn free_device_memory(dev: sys::ggml_backend_dev_t) -> u64 {
-    let (mut free, mut total) = (0usize, 0usize);
-    // SAFETY: a device query writing two numbers.
-    unsafe { sys::ggml_backend_dev_memory(dev, &mut free, &mut total) };
-    ((free as u64) * 3 / 4).saturating_sub(1 << 30)
+    (super::memory::device_free_memory(dev) * 3 / 4).saturating_sub(1 << 30)
 }
