@@ -4,7 +4,7 @@ one long document, asked with `--file` so that every chunk is read in
 document order, under each --quality.
 
 usage: scripts/needle-depths.py OUT.jsonl [--tokens 65536] [--depths 10]
-           [--quality fast,balanced] [--dir /tmp/needle-64k] [--model GGUF]
+           [--quality fast,balanced] [--dir /tmp/needle-<tokens/1024>k] [--model GGUF]
            [--bin ape-chat] [--table]
 
 The document is one Markdown file of plain-prose paragraphs (the same
@@ -67,33 +67,55 @@ def write_document(folder: pathlib.Path, paragraphs: int, needle_at: int) -> Non
     tmp.replace(doc)
 
 
+QUALITY_ORDER = ["fast", "balanced", "exact"]
+
+
 def table(rows: list[dict]) -> str:
-    qualities = sorted({r["quality"] for r in rows}, key=["fast", "balanced", "exact"].index)
-    sizes = sorted({r["tokens_target"] for r in rows})
-    lines = []
-    for size in sizes:
-        here = [r for r in rows if r["tokens_target"] == size]
-        depths = sorted({r["depth"] for r in here})
-        doc = max(r["document_tokens"] for r in here)
-        window = here[0]["window"]
-        lines.append(f"A document of {doc:,} tokens ({doc / window:.1f}× the window of {window:,})\n")
-        lines.append("| depth | " + " | ".join(f"`{q}`" for q in qualities) + " |")
-        lines.append("|---|" + "---|" * len(qualities))
-        for d in depths:
-            cells = []
+    """Per model: a summary line per document size (depths found per
+    quality, the positions used), then the depths as rows and the sizes as
+    columns, one mark per quality, then what each quality answered when it
+    missed (the most common answers)."""
+    out = []
+    for model in sorted({r["model"] for r in rows}):
+        mine = [r for r in rows if r["model"] == model]
+        qualities = sorted({r["quality"] for r in mine}, key=QUALITY_ORDER.index)
+        sizes = sorted({r["tokens_target"] for r in mine})
+        window = mine[0]["window"]
+        out.append(f"Model `{model}` (window {window:,}): depths at which the answer names the needle\n")
+        head = ["document", "× window", "chunks"] + [f"`{q}`" for q in qualities] + \
+            [f"max position, `{q}`" for q in qualities]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for size in sizes:
+            here = [r for r in mine if r["tokens_target"] == size]
+            doc = max(r["document_tokens"] for r in here)
+            cells = [f"{doc:,} tokens", f"{doc / window:.1f}×", f"{max(r['chunks_read'] for r in here):,}"]
             for q in qualities:
-                r = next((r for r in here if r["depth"] == d and r["quality"] == q), None)
-                if r is None:
-                    cells.append("—")
-                    continue
-                cells.append("found" if r["right"] else f"missed (\"{r['answer'][:80].strip()}\")")
-            lines.append(f"| {d:.0%} | " + " | ".join(cells) + " |")
+                got = [r for r in here if r["quality"] == q]
+                cells.append(f"{sum(r['right'] for r in got)} of {len(got)}" if got else "—")
+            for q in qualities:
+                got = [r for r in here if r["quality"] == q]
+                cells.append(f"{max(r['max_position'] for r in got):,}" if got else "—")
+            out.append("| " + " | ".join(cells) + " |")
+        marks = " / ".join(f"`{q}`" for q in qualities)
+        out.append(f"\nPer depth (✓ found, ✗ missed, – not run), each cell {marks}:\n")
+        out.append("| depth | " + " | ".join(f"{s // 1024}K" for s in sizes) + " |")
+        out.append("|---|" + "---|" * len(sizes))
+        for d in sorted({r["depth_index"] for r in mine}):
+            depth = next(r["depth"] for r in mine if r["depth_index"] == d)
+            cells = []
+            for size in sizes:
+                got = {r["quality"]: r for r in mine if r["tokens_target"] == size and r["depth_index"] == d}
+                cells.append(" ".join("✓" if got[q]["right"] else "✗" if q in got else "–"
+                                      for q in qualities))
+            out.append(f"| {depth:.0%} | " + " | ".join(cells) + " |")
         for q in qualities:
-            got = [r for r in here if r["quality"] == q]
-            found = sum(r["right"] for r in got)
-            maxpos = max(r["max_position"] for r in got)
-            lines.append(f"\n`{q}`: found at {found} of {len(got)} depths; max position {maxpos:,}")
-    return "\n".join(lines)
+            missed = [r["answer"].strip() for r in mine if r["quality"] == q and not r["right"]]
+            if missed:
+                common = sorted({a: missed.count(a) for a in missed}.items(), key=lambda x: -x[1])[:3]
+                said = "; ".join(f"{a[:70]!r} ×{n}" for a, n in common)
+                out.append(f"\n`{q}` missed {len(missed)} times, most often answering: {said}")
+        out.append("")
+    return "\n".join(out)
 
 
 def main() -> None:
