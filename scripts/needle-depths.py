@@ -105,7 +105,7 @@ def table(rows: list[dict]) -> str:
             cells = []
             for size in sizes:
                 got = {r["quality"]: r for r in mine if r["tokens_target"] == size and r["depth_index"] == d}
-                cells.append(" ".join("✓" if got[q]["right"] else "✗" if q in got else "–"
+                cells.append(" ".join("–" if q not in got else "✓" if got[q]["right"] else "✗"
                                       for q in qualities))
             out.append(f"| {depth:.0%} | " + " | ".join(cells) + " |")
         for q in qualities:
