@@ -89,12 +89,11 @@ def table(rows: list[dict]) -> str:
             here = [r for r in mine if r["tokens_target"] == size]
             doc = max(r["document_tokens"] for r in here)
             cells = [f"{doc:,} tokens", f"{doc / window:.1f}×", f"{max(r['chunks_read'] for r in here):,}"]
-            for q in qualities:
-                got = [r for r in here if r["quality"] == q]
-                cells.append(f"{sum(r['right'] for r in got)} of {len(got)}" if got else "—")
-            for q in qualities:
-                got = [r for r in here if r["quality"] == q]
-                cells.append(f"{max(r['max_position'] for r in got):,}" if got else "—")
+            got = {q: [r for r in here if r["quality"] == q] for q in qualities}
+            cells += [f"{sum(r['right'] for r in got[q])} of {len(got[q])}" if got[q] else "—"
+                      for q in qualities]
+            cells += [f"{max(r['max_position'] for r in got[q]):,}" if got[q] else "—"
+                      for q in qualities]
             out.append("| " + " | ".join(cells) + " |")
         marks = " / ".join(f"`{q}`" for q in qualities)
         out.append(f"\nPer depth (✓ found, ✗ missed, – not run), each cell {marks}:\n")
