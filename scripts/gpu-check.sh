@@ -223,9 +223,12 @@ ttft_256() {
 # replayed without comparing its nodes) and op fusion; each line names the
 # step that was running (bench's progress), the kernel's own message if it
 # printed one, and the error. When the plain run fails, compute-sanitizer
-# names the faulting kernel.
+# names the faulting kernel (kernel errors only: llama.cpp handles the
+# cudaGraphExecUpdate failures it would list first). On the H100
+# (2026-11-27) it was cuBLAS's sm90 f16 GEMM, replayed from a CUDA graph.
 diagnose_graphs() {
   local v rc log="$work/graphs.log"
+  wait_model qwen2.5-0.5b
   local cmd=("$bin" bench ttft --model "$work/qwen2.5-0.5b.gguf" --chunks 10 --chunk-tokens 256
     --repeats 1 --no-flash-baseline)
   for v in "APE_CHAT_CUDA_GRAPHS=1" "APE_CHAT_CUDA_GRAPHS=1 LLAMA_GRAPH_REUSE_DISABLE=1" \
@@ -243,7 +246,7 @@ diagnose_graphs() {
       step "compute-sanitizer, graphs on"
       rc=0
       APE_CHAT_CUDA_GRAPHS=1 APE_CHAT_CACHE_DIR="$work/graphs-cache" timeout 100 "$san" \
-        --tool memcheck --print-limit 5 "${cmd[@]}" >"$work/sanitizer.log" 2>&1 || rc=$?
+        --tool memcheck --report-api-errors no --print-limit 20 "${cmd[@]}" >"$work/sanitizer.log" 2>&1 || rc=$?
       cp "$work/sanitizer.log" "$res/compute-sanitizer.log"
       echo "compute-sanitizer: rc $rc; $(grep -m8 -E '=========.*(Error|error|at |by thread|in )' "$work/sanitizer.log" | tr '\n' ' ')" \
         | tee -a "$out/gpu.txt"

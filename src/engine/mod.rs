@@ -169,9 +169,11 @@ impl Default for EngineOptions {
 /// Why: on an H200 (2026-11-26, `scripts/gpu-check.sh`), `bench ttft` with
 /// CUDA graphs on stopped at its first timed prefill with "an illegal
 /// instruction was encountered", while `doctor`'s exactness checks passed;
-/// with graphs off every mode ran. The cause is not isolated yet (the GPU
-/// script runs the diagnosis first); graphs only speed up the launch of
-/// many small kernels, so this costs decode a little and APE nothing.
+/// with graphs off every mode ran. On an H100 (2026-11-27) compute-sanitizer
+/// named the faulting kernel: cuBLAS's sm90 f16 GEMM, replayed from a CUDA
+/// graph; graph reuse, op fusion and the cuBLAS workspace setting made no
+/// difference. Graphs only speed up the launch of many small kernels, so
+/// this costs decode a little and APE nothing.
 ///
 /// Call it first thing in `main`, before any thread starts: ggml reads the
 /// variable once, at its first graph.
