@@ -16,8 +16,8 @@ The documents: SQuAD v2 dev's evaluation articles (those `ape-chat convert
 --articles evaluation` uses; every fourth article is kept for calibration
 and never appears here), each written as one Markdown file, one paragraph
 per line, so a question's paragraph is a known line of a known file
-(about 4,700 tokens per article; 26 articles, about 120K tokens, 4x the
-default model's window). The questions: --per-article answerable
+(27 articles, 120K words: 177,449 tokens and 1,024 chunks with
+SmolLM2-135M's tokenizer, 22x its window). The questions: --per-article answerable
 questions of each article, spread over its paragraphs (seeded), so every
 article counts and the bootstrap can resample articles.
 
