@@ -41,6 +41,7 @@ pub struct FileConfig {
     pub quality: Option<crate::answer::Quality>,
     pub cache_budget_gb: Option<f64>,
     pub memory_budget_gb: Option<f64>,
+    pub preload: Option<crate::engine::Preload>,
     pub threads: Option<usize>,
     pub gpu_layers: Option<u32>,
     /// Per-model APE settings (written by `ape-chat calibrate`), keyed by
@@ -409,6 +410,11 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # take; by default what is free when the answer starts (RAM, or the GPU's
 # memory when layers are offloaded).  [APE_CHAT_MEMORY_BUDGET_GB]
 # memory_budget_gb = 8.0
+
+# Load the folder's cached chunk states into memory once it is indexed (TUI
+# and server; only free room, nothing evicted), so that first questions read
+# nothing from disk: "auto" does when the KV cache is on a GPU, "on", "off".  [APE_CHAT_PRELOAD]
+# preload = "auto"
 
 # CPU threads and GPU layers (CUDA builds).  [APE_CHAT_THREADS, APE_CHAT_GPU_LAYERS]
 # threads = 4

@@ -26,7 +26,7 @@ use crate::engine::Engine;
 use crate::index::{IndexProgress, Stage, UpdateReport};
 use crate::kvstore::KvStore;
 use crate::watch::{FolderWatcher, WatchMsg};
-use crate::workspace::{FolderOptions, Step, Workspace, WorkspaceError};
+use crate::workspace::{FolderOptions, PreloadReport, Step, Workspace, WorkspaceError};
 
 /// When [`Service::run`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +49,11 @@ pub struct ServiceOptions {
     /// long.
     pub watch: Option<Duration>,
     pub until: Until,
+    /// Once indexed, fill the engine's memory tiers with the folder's
+    /// stored states, between questions, if the engine's
+    /// [`Preload`](crate::engine::Preload) setting says so: for front ends
+    /// that live to answer questions (the TUI, the server).
+    pub preload: bool,
     /// Questions that may wait for the model; past it [`Handle::ask`]
     /// refuses at once ([`AskRefused::Busy`]).
     pub queue: usize,
@@ -62,6 +67,7 @@ impl ServiceOptions {
             with_states,
             watch: None,
             until: Until::Indexed,
+            preload: false,
             queue: 0,
         }
     }
@@ -138,6 +144,9 @@ pub enum FolderEvent {
         report: UpdateReport,
         changes: usize,
     },
+    /// Preloading ended ([`ServiceOptions::preload`]): first questions
+    /// over these states read nothing from disk.
+    Preloaded(PreloadReport),
     /// Something the user should know (a watcher problem); work goes on.
     Note(String),
     /// A failure: `fatal` ends the service (every later question fails
@@ -422,7 +431,7 @@ impl Pass {
                 self.report.chunks_encoded += usize::from(encoded);
                 (Stage::States, left, &mut self.states_total)
             }
-            Step::Yielded => return None,
+            Step::Yielded | Step::Preload { .. } | Step::Preloaded(_) => return None,
         };
         // The backlog grew (a question's chunks go first): count afresh.
         if left >= *total {
@@ -461,10 +470,12 @@ fn run_loop(
     // How long to wait for a request before the next background unit.
     let mut wait = Duration::ZERO;
     let mut idle = false;
+    let preloads = o.preload && ws.states.engine.preloads();
     loop {
         // Take in everything that arrived; block only when there is
         // nothing else to do.
-        let mut first = if asks.is_empty() && changes == 0 && !shutdown && idle {
+        let resting = idle && !(preloads && ws.preload_pending());
+        let mut first = if asks.is_empty() && changes == 0 && !shutdown && resting {
             // The service keeps a handle itself, so this waits for a request.
             match rx.recv() {
                 Ok(r) => Some(r),
@@ -520,6 +531,9 @@ fn run_loop(
             continue;
         }
         if idle {
+            if preloads {
+                wait = preload_unit(ws, emit);
+            }
             continue;
         }
         match ws.step(o.with_states) {
@@ -551,6 +565,25 @@ fn run_loop(
             }
         }
     }
+}
+
+/// One unit of preloading, reported; how long to wait before the next.
+fn preload_unit(ws: &mut Workspace<'_>, emit: &mut dyn FnMut(FolderEvent)) -> Duration {
+    match ws.preload_step() {
+        Ok(Some(Step::Yielded)) => return Duration::from_millis(100),
+        Ok(Some(Step::Preload { left, total })) => {
+            emit(FolderEvent::Progress(IndexProgress::Stage {
+                stage: Stage::Memory,
+                done: total - left,
+                total,
+            }))
+        }
+        Ok(Some(Step::Preloaded(r))) => emit(FolderEvent::Preloaded(r)),
+        Ok(_) => {}
+        // Only speed is lost: questions read their states from disk.
+        Err(e) => emit(FolderEvent::Note(format!("preloading states stopped: {e}"))),
+    }
+    Duration::ZERO
 }
 
 /// Starts the folder's watcher, its batches sent to the service itself.

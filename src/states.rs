@@ -45,6 +45,19 @@ impl Origin {
     }
 }
 
+/// What [`States::preload`] did with one state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preloaded {
+    /// Read from disk (this many bytes) into a memory tier.
+    Loaded(u64),
+    /// A tier held it already.
+    Held,
+    /// No tier had free room for it.
+    NoRoom,
+    /// Not in the store (or found corrupt, and removed).
+    Missing,
+}
+
 /// Where an answer's chunk states came from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct StateReads {
@@ -160,12 +173,7 @@ impl<'e> States<'e> {
         tokens: Vec<TokenId>,
     ) -> Result<(ChunkState, Origin), EngineError> {
         let after = self.after(alone);
-        // A memory tier holds what answers use: the compact format's
-        // decoded values differ from f16's, so the two never share an entry.
-        let tier_key = match self.store.format() {
-            StateFormat::Compact => key.to_string(),
-            StateFormat::F16 => format!("{key}.f16"),
-        };
+        let tier_key = self.tier_key(key);
         if let Some((state, tier)) = self.engine.resident_state(&tier_key, &tokens, after) {
             self.store.touch(key);
             return Ok((state, Origin::Memory(tier)));
@@ -180,6 +188,37 @@ impl<'e> States<'e> {
         };
         self.engine.keep_state(&tier_key, &mut state);
         Ok((state, origin))
+    }
+
+    /// The memory tiers' key for the state stored under `key`. A tier holds
+    /// what answers use: the compact format's decoded values differ from
+    /// f16's, so the two never share an entry.
+    fn tier_key(&self, key: &str) -> String {
+        match self.store.format() {
+            StateFormat::Compact => key.to_string(),
+            StateFormat::F16 => format!("{key}.f16"),
+        }
+    }
+
+    /// Whether a memory tier holds the state stored under `key`.
+    pub fn in_memory(&self, key: &str) -> bool {
+        self.engine.holds_state(&self.tier_key(key))
+    }
+
+    /// Loads the state stored under `key` (made after the prefix) into the
+    /// memory tiers' free room, as [`Self::get_or_encode`] would find it.
+    pub fn preload(&self, key: &str) -> Preloaded {
+        if self.in_memory(key) {
+            return Preloaded::Held;
+        }
+        match self.store.get(&self.prefix, key) {
+            Lookup::Hit(state, read) if self.engine.preload_state(&self.tier_key(key), &state) => {
+                Preloaded::Loaded(read)
+            }
+            Lookup::Hit(..) => Preloaded::NoRoom,
+            // Missing, or corrupt and removed: the states stage encodes it.
+            Lookup::Miss | Lookup::Rejected(_) => Preloaded::Missing,
+        }
     }
 
     /// [`Self::get_or_encode`] by tokens, for callers without a stored key.

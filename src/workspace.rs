@@ -23,7 +23,7 @@ use crate::index::TopK;
 use crate::index::{FolderIndex, IndexError, IndexProgress, UpdateReport};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
-use crate::states::States;
+use crate::states::{Preloaded, States};
 
 /// Everything that decides how a folder is indexed and answered from.
 #[derive(Clone, Debug)]
@@ -77,6 +77,35 @@ pub enum Step {
     /// A question waits somewhere on the machine: nothing was done (a
     /// state encoding it stopped is done again later).
     Yielded,
+    /// A stored state looked at by preloading ([`Workspace::preload_step`]):
+    /// `left` of `total` to go.
+    Preload { left: usize, total: usize },
+    /// Preloading ended, with what it did.
+    Preloaded(PreloadReport),
+}
+
+/// What preloading the memory tiers did since the last text pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PreloadReport {
+    /// States read from disk into a memory tier.
+    pub loaded: usize,
+    /// Bytes those reads cost.
+    pub bytes: u64,
+    /// States a tier held already.
+    pub held: usize,
+    /// The tiers ran out of free room: the rest are read when asked for.
+    pub full: bool,
+}
+
+/// Where preloading stands since the last text pass.
+enum Preloading {
+    NotStarted,
+    Running {
+        keys: std::collections::VecDeque<String>,
+        total: usize,
+        report: PreloadReport,
+    },
+    Done,
 }
 
 /// An open folder.
@@ -89,6 +118,7 @@ pub struct Workspace<'e> {
     /// Chunks retrieved for questions since opening: their states first.
     wanted: Vec<ChunkId>,
     session: Option<Session<'e>>,
+    preloading: Preloading,
 }
 
 /// KV cells a context needs to answer with `top_k` chunks of about
@@ -153,6 +183,7 @@ impl<'e> Workspace<'e> {
             budget: Budget::default(),
             wanted: Vec::new(),
             session: None,
+            preloading: Preloading::NotStarted,
         })
     }
 
@@ -175,6 +206,8 @@ impl<'e> Workspace<'e> {
         cancel: &AtomicBool,
         progress: &mut dyn FnMut(IndexProgress),
     ) -> Result<UpdateReport, WorkspaceError> {
+        // What changed may have states to preload.
+        self.preloading = Preloading::NotStarted;
         match self.index.update_text(&self.states, cancel, progress) {
             Ok(r) => Ok(r),
             Err(IndexError::Busy) => {
@@ -232,14 +265,87 @@ impl<'e> Workspace<'e> {
         }
     }
 
+    /// Whether preloading has work left (it starts afresh after each text
+    /// pass).
+    pub fn preload_pending(&self) -> bool {
+        !matches!(self.preloading, Preloading::Done)
+    }
+
+    /// One unit of preloading: the next stored state not in a memory tier
+    /// is read into the tiers' free room ([`crate::engine::Preload`]),
+    /// under the compute budget like every background unit. Ends, with its
+    /// report, when every state is held or the tiers are full; `None` after.
+    /// Run it once the index is complete: states encoded later are kept by
+    /// the questions that need them.
+    pub fn preload_step(&mut self) -> Result<Option<Step>, WorkspaceError> {
+        if let Preloading::NotStarted = self.preloading {
+            let keys: std::collections::VecDeque<String> = self
+                .index
+                .state_keys()
+                .into_iter()
+                .filter(|k| self.states.has(k))
+                .collect();
+            self.preloading = Preloading::Running {
+                total: keys.len(),
+                keys,
+                report: PreloadReport::default(),
+            };
+        }
+        if let Preloading::Done = self.preloading {
+            return Ok(None);
+        }
+        let held = match self.budget.background() {
+            Ok(held) => held,
+            Err(e) => {
+                self.preloading = Preloading::Done; // not retried in a loop
+                return Err(e.into());
+            }
+        };
+        let Preloading::Running {
+            keys,
+            total,
+            report,
+        } = &mut self.preloading
+        else {
+            return Ok(None);
+        };
+        let Some(key) = keys.pop_front() else {
+            let done = *report;
+            self.preloading = Preloading::Done;
+            return Ok(Some(Step::Preloaded(done)));
+        };
+        let Some(_held) = held else {
+            keys.push_front(key);
+            return Ok(Some(Step::Yielded));
+        };
+        match self.states.preload(&key) {
+            Preloaded::Loaded(bytes) => {
+                report.loaded += 1;
+                report.bytes += bytes;
+            }
+            Preloaded::Held => report.held += 1,
+            Preloaded::Missing => {}
+            Preloaded::NoRoom => {
+                report.full = true;
+                keys.clear();
+            }
+        }
+        Ok(Some(Step::Preload {
+            left: keys.len(),
+            total: *total,
+        }))
+    }
+
     /// Closes a pass of `r`: the cache budget check (least recently used
     /// states beyond it removed), then the index's figures.
     pub fn settle(&mut self, r: &mut UpdateReport) {
         r.states_deferred = self.backlog().states.len();
-        r.gc = Some(self.states.store.gc(
-            &crate::index::referenced_states(),
-            self.options.budget_bytes,
-        ));
+        // This folder's states are in use even when its index lives
+        // outside the cache dir (benchmarks' scratch), where
+        // `referenced_states` does not look.
+        let mut referenced = crate::index::referenced_states();
+        referenced.extend(self.index.state_keys());
+        r.gc = Some(self.states.store.gc(&referenced, self.options.budget_bytes));
         r.chunks = self.index.len();
         r.bytes_on_disk = self.index.bytes_on_disk(&self.states);
     }

@@ -188,6 +188,7 @@ pub fn first_answer(
             with_states: true,
             watch: None,
             until: Until::Shutdown,
+            preload: false,
             queue: 4,
         },
         Budget::default(),

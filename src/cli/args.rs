@@ -10,7 +10,9 @@ use clap::{Args, ValueEnum};
 use crate::answer::{AskOptions, Quality};
 use crate::config::{ApeSettings, FileConfig};
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::{Engine, EngineOptions, GenerateOptions, KvType, Mode, PromptLayout, Sampling};
+use crate::engine::{
+    Engine, EngineOptions, GenerateOptions, KvType, Mode, Preload, PromptLayout, Sampling,
+};
 use crate::index::dense::EmbedOptions;
 use crate::index::{Retrieval, TopK};
 use crate::ingest::Filters;
@@ -42,6 +44,17 @@ pub struct ModelArgs {
         value_name = "GB"
     )]
     memory_budget_gb: Option<f64>,
+    /// Load the folder's cached chunk states into memory once it is
+    /// indexed (TUI and server), so that first questions read nothing from
+    /// disk; only free room is used [default: auto, i.e. when the KV cache
+    /// is on a GPU].
+    #[arg(
+        long,
+        global = true,
+        env = "APE_CHAT_PRELOAD",
+        value_name = "auto|on|off"
+    )]
+    preload: Option<Preload>,
 }
 
 impl ModelArgs {
@@ -54,6 +67,7 @@ impl ModelArgs {
         self.threads = self.threads.or(c.threads);
         self.gpu_layers = self.gpu_layers.or(c.gpu_layers);
         self.memory_budget_gb = self.memory_budget_gb.or(c.memory_budget_gb);
+        self.preload = self.preload.or(c.preload);
     }
 
     pub(crate) fn path(&self) -> PathBuf {
@@ -81,6 +95,7 @@ impl ModelArgs {
             o.gpu_layers = g;
         }
         o.memory_bytes = self.memory_budget_gb.map(|gb| (gb.max(0.0) * 1e9) as u64);
+        o.tiers.preload = self.preload.unwrap_or_default();
         o
     }
 

@@ -10,7 +10,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::output::{eta, stage_name};
+use super::output::{eta, preloaded_line, stage_name};
 use super::{AskArgs, FolderArgs, ModelArgs};
 use crate::compute::Budget;
 use crate::engine::Mode;
@@ -54,6 +54,7 @@ pub fn run(
             with_states: true,
             watch: Some(std::time::Duration::from_millis(1500)),
             until: Until::Shutdown,
+            preload: true,
             queue: 1,
         },
         Budget::default(),
@@ -220,6 +221,7 @@ fn folder_events(events: Receiver<FolderEvent>, tx: Sender<Msg>) {
                 Msg::Activity("ready · every chunk state cached".into())
             }
             FolderEvent::Indexed { .. } => Msg::Activity("ready".into()),
+            FolderEvent::Preloaded(r) => Msg::Activity(format!("ready · {}", preloaded_line(&r))),
             FolderEvent::Note(n) => Msg::Activity(n),
             FolderEvent::Error { message, .. } => Msg::Activity(format!("error: {message}")),
         };

@@ -92,7 +92,24 @@ pub fn stage_name(stage: Stage) -> &'static str {
         Stage::Text => "reading files",
         Stage::Vectors => "embedding chunks",
         Stage::States => "caching chunk states",
+        Stage::Memory => "loading chunk states into memory",
     }
+}
+
+/// What preloading did, for people.
+pub fn preloaded_line(r: &crate::workspace::PreloadReport) -> String {
+    let mut line = format!(
+        "{} chunk states loaded into memory ({:.1} GB read)",
+        r.loaded,
+        r.bytes as f64 / 1e9
+    );
+    if r.held > 0 {
+        line += &format!(", {} held already", r.held);
+    }
+    if r.full {
+        line += "; memory full: the rest are read from disk when asked for";
+    }
+    line
 }
 
 /// ", ETA 3m 20s" from the pace so far (nothing before the first unit).

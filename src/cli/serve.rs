@@ -75,6 +75,7 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             with_states: true,
             watch: Some(Duration::from_millis(1500)),
             until: Until::Shutdown,
+            preload: true,
             queue: args.queue,
         },
         Budget::default(),
@@ -173,6 +174,7 @@ fn log_events(events: Receiver<FolderEvent>, status: Arc<Mutex<FolderStatus>>) {
                 report.chunks_embedded, report.chunks_encoded, report.states_deferred
             ),
             FolderEvent::Progress(_) => continue,
+            FolderEvent::Preloaded(r) => super::output::preloaded_line(&r),
             FolderEvent::Note(n) => n,
             FolderEvent::Error { message, fatal } => {
                 if fatal {

@@ -58,7 +58,7 @@ pub use pool::{Lease, TierStats};
 pub use prompt::PromptLayout;
 pub use session::{EditPath, Interrupt, Session};
 pub use state::{ChunkState, KvType, LoadTimes, PrefixState, StateError, StateFormat};
-pub use tiers::TierOptions;
+pub use tiers::{Preload, TierOptions};
 
 /// A token id of the loaded model's vocabulary.
 pub type TokenId = i32;
@@ -469,7 +469,44 @@ impl Engine {
             return;
         };
         if let Some(t) = tiers.as_mut() {
-            state.resident = t.keep(key, state.payload());
+            state.resident = t.keep(key, state.payload(), pool::Room::Evict);
+        }
+    }
+
+    /// Keeps `state` (stored under `key`) in the memory tiers that have
+    /// free room for it, evicting nothing; whether one took it.
+    pub fn preload_state(&self, key: &str, state: &ChunkState) -> bool {
+        if !state.has_bytes() {
+            return false;
+        }
+        let Ok(mut tiers) = self.tiers.lock() else {
+            return false;
+        };
+        tiers
+            .as_mut()
+            .and_then(|t| t.keep(key, state.payload(), pool::Room::Free))
+            .is_some()
+    }
+
+    /// Whether a memory tier holds the state stored under `key`.
+    pub fn holds_state(&self, key: &str) -> bool {
+        self.tiers
+            .lock()
+            .ok()
+            .is_some_and(|t| t.as_ref().is_some_and(|t| t.holds(key)))
+    }
+
+    /// Whether a folder's states should be preloaded into the memory tiers
+    /// ([`Preload`]; `auto`: when they are GPU memory).
+    pub fn preloads(&self) -> bool {
+        match self.options.tiers.preload {
+            Preload::On => true,
+            Preload::Off => false,
+            Preload::Auto => self
+                .tiers
+                .lock()
+                .ok()
+                .is_some_and(|t| t.as_ref().is_some_and(tiers::Tiers::on_device)),
         }
     }
 

@@ -38,6 +38,17 @@ use super::seqstate::SectionLayout;
 /// vectorised loads like it).
 const ALIGN: usize = 256;
 
+/// Where an insertion may find its room.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Room {
+    /// Evicting least recently used entries if it must: what a question's
+    /// own states do.
+    Evict,
+    /// Only memory no entry holds: what preloading does, so that it never
+    /// pushes out what questions used.
+    Free,
+}
+
 /// One state held by a pool.
 pub(crate) struct Entry {
     key: String,
@@ -249,9 +260,15 @@ impl Pool {
         Some(Arc::clone(e))
     }
 
+    /// Whether the pool holds a state under `key` (its last use unchanged).
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries.contains_key(key)
+    }
+
     /// Keeps a copy of a state shaped `meta`, whose sections are read from
     /// host memory through `src(layer, is_v)`. `None` when it cannot be
-    /// kept (bigger than the budget, or everything else in use).
+    /// kept (bigger than the budget, everything else in use, or, with
+    /// [`Room::Free`], no free room).
     ///
     /// # Safety
     /// `src(l, v)` must point to `meta`'s section's `len` readable bytes.
@@ -260,6 +277,7 @@ impl Pool {
         key: &str,
         meta: &CellsMeta,
         src: &dyn Fn(usize, bool) -> *const u8,
+        room: Room,
     ) -> Option<Arc<Entry>> {
         if let Some(e) = self.get(key) {
             return Some(e);
@@ -273,8 +291,10 @@ impl Pool {
             len = (vo + v.len).next_multiple_of(ALIGN);
             sections.push((ko, vo));
         }
-        let Some((slab, off)) = self.allocate(len.max(ALIGN)) else {
-            self.stats.refused += 1;
+        let Some((slab, off)) = self.allocate(len.max(ALIGN), room) else {
+            if room == Room::Evict {
+                self.stats.refused += 1;
+            }
             return None;
         };
         let whole = self.slabs[slab].as_ref()?.whole;
@@ -466,9 +486,9 @@ impl Pool {
     }
 
     /// A range of `len` bytes: first fit in a slab, else a new slab within
-    /// the budget, else after evicting the least recently used entries no
-    /// lease holds.
-    fn allocate(&mut self, len: usize) -> Option<(usize, usize)> {
+    /// the budget, else (with [`Room::Evict`]) after evicting the least
+    /// recently used entries no lease holds.
+    fn allocate(&mut self, len: usize, room: Room) -> Option<(usize, usize)> {
         if len > self.budget {
             return None;
         }
@@ -483,7 +503,7 @@ impl Pool {
                     return self.first_fit(len).or(Some((i, 0)));
                 }
             }
-            if !self.evict_one() {
+            if room == Room::Free || !self.evict_one() {
                 return None;
             }
         }
@@ -669,11 +689,36 @@ mod tests {
         }
     }
 
-    fn put(p: &mut Pool, key: &str, fill: u8) -> Option<Arc<Entry>> {
+    fn put_in(p: &mut Pool, key: &str, fill: u8, room: Room) -> Option<Arc<Entry>> {
         let data = vec![fill; 1000];
         let src = |_: usize, _: bool| data.as_ptr();
         // SAFETY: every section is 1000 bytes, `data` holds 1000.
-        unsafe { p.insert(key, &meta(1000), &src) }
+        unsafe { p.insert(key, &meta(1000), &src, room) }
+    }
+
+    fn put(p: &mut Pool, key: &str, fill: u8) -> Option<Arc<Entry>> {
+        put_in(p, key, fill, Room::Evict)
+    }
+
+    #[test]
+    fn free_room_only_fills_and_never_evicts() {
+        // Two 4 KiB slabs: four entries fit.
+        let mut p = cpu_pool(8192);
+        for (k, fill) in [("a", 1), ("b", 2), ("c", 3), ("d", 4)] {
+            assert!(put_in(&mut p, k, fill, Room::Free).is_some(), "{k}");
+        }
+        assert!(put_in(&mut p, "e", 5, Room::Free).is_none(), "full");
+        for k in ["a", "b", "c", "d"] {
+            assert!(p.contains(k), "{k} stays");
+        }
+        assert!(!p.contains("e"));
+        // An entry already held is found, not refused.
+        assert!(put_in(&mut p, "a", 1, Room::Free).is_some());
+        let s = p.stats();
+        assert_eq!((s.entries, s.evictions, s.refused), (4, 0, 0), "{s:?}");
+        // A question's state still makes room.
+        assert!(put(&mut p, "e", 5).is_some());
+        assert_eq!(p.stats().evictions, 1);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::ptr::NonNull;
 use llama_cpp_sys_2 as sys;
 
 use super::kv::{CellsMeta, KvCache};
-use super::pool::{CopyKind, Lease, Pool, TierStats};
+use super::pool::{CopyKind, Lease, Pool, Room, TierStats};
 use super::seqstate;
 
 /// Budgets of the memory tiers (`None`: from what the machine has free).
@@ -29,6 +29,37 @@ pub struct TierOptions {
     /// Copy host-tier states into the cache with the device path (a ggml
     /// graph) even on the CPU: how tests prove the GPU tier's code.
     pub graph_copies: bool,
+    /// Whether a long-running front end fills the tiers with its folder's
+    /// stored states once indexed ([`crate::service`]).
+    pub preload: Preload,
+}
+
+/// Whether to load a folder's stored chunk states into the memory tiers
+/// before any question asks for them, so that a first question reads
+/// nothing from disk. Only free room is used: preloading never evicts
+/// what questions brought in, and an answer's context still takes memory
+/// back from it.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Deserialize,
+    serde::Serialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Preload {
+    /// When the KV cache is in GPU memory: there a state from disk costs
+    /// about five times what one from GPU memory does (README, "Cost vs
+    /// context"); on the CPU the page cache already holds what was read,
+    /// and RAM is the user's.
+    #[default]
+    Auto,
+    On,
+    Off,
 }
 
 /// The memory tiers, fastest first.
@@ -113,7 +144,7 @@ impl Tiers {
                 for (i, p) in upper.iter_mut().enumerate().rev() {
                     // SAFETY: the sources are the leased entry's sections in
                     // a host tier, alive while `lease` is.
-                    if let Some(up) = unsafe { p.insert(key, &meta, &src) } {
+                    if let Some(up) = unsafe { p.insert(key, &meta, &src, Room::Evict) } {
                         lease = Lease { tier: i, entry: up };
                     }
                 }
@@ -133,9 +164,19 @@ impl Tiers {
         self.pools.iter().map(Pool::name).collect()
     }
 
-    /// Keeps the state whose llama.cpp bytes are `blob` in every tier; the
-    /// lease of the fastest one that took it.
-    pub fn keep(&mut self, key: &str, blob: &[u8]) -> Option<Lease> {
+    /// Whether any tier holds a state under `key` (nothing moves).
+    pub fn holds(&self, key: &str) -> bool {
+        self.pools.iter().any(|p| p.contains(key))
+    }
+
+    /// Whether the fastest tier is GPU memory (the KV cache lives there).
+    pub fn on_device(&self) -> bool {
+        self.pools.first().is_some_and(|p| p.name() == "vram")
+    }
+
+    /// Keeps the state whose llama.cpp bytes are `blob` in every tier that
+    /// finds `room` for it; the lease of the fastest one that took it.
+    pub fn keep(&mut self, key: &str, blob: &[u8], room: Room) -> Option<Lease> {
         let parsed = seqstate::parse(blob).ok()?;
         let meta = CellsMeta::of(&parsed);
         let src = |l: usize, v: bool| {
@@ -148,7 +189,7 @@ impl Tiers {
         let mut lease = None;
         for (i, p) in self.pools.iter_mut().enumerate().rev() {
             // SAFETY: the sources are `blob`'s own sections.
-            if let Some(e) = unsafe { p.insert(key, &meta, &src) } {
+            if let Some(e) = unsafe { p.insert(key, &meta, &src, room) } {
                 lease = Some(Lease { tier: i, entry: e });
             }
         }

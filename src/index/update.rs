@@ -34,6 +34,8 @@ pub enum Stage {
     Text,
     Vectors,
     States,
+    /// Stored states loaded into the memory tiers (after indexing).
+    Memory,
 }
 
 /// Long work, reported as it happens.
@@ -251,6 +253,21 @@ impl FolderIndex {
             .copied()
             .collect();
         Backlog { vectors, states }
+    }
+
+    /// The store keys of every chunk's state, as the states stage orders
+    /// them (newest files first), each once (whether stored or not).
+    pub fn state_keys(&self) -> Vec<String> {
+        let mut files: Vec<&FileRecord> = self.manifest.files.values().collect();
+        files.sort_by_key(|f| std::cmp::Reverse(f.mtime_ns));
+        let mut seen = HashSet::new();
+        files
+            .iter()
+            .flat_map(|f| f.chunks.iter())
+            .filter_map(|id| self.manifest.chunks.get(id))
+            .filter(|c| seen.insert(c.state.as_str()))
+            .map(|c| c.state.clone())
+            .collect()
     }
 
     /// Stage 2, one batch: embeds `ids` (those still indexed and without a

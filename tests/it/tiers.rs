@@ -130,3 +130,109 @@ fn a_repeated_question_reads_no_state_from_disk() {
         assert_eq!(a.generated.tokens, first.generated.tokens);
     }
 }
+
+/// Runs `ws`'s service until preloading ends; its report.
+fn preload(ws: &mut Workspace<'_>) -> ape_chat::workspace::PreloadReport {
+    use ape_chat::service::{FolderEvent, Service, ServiceOptions, Until};
+    let service = Service::new(
+        ServiceOptions {
+            until: Until::Shutdown,
+            preload: true,
+            ..ServiceOptions::indexing(true)
+        },
+        ws.budget().clone(),
+    );
+    let handle = service.handle();
+    let mut report = None;
+    service
+        .run(ws, &mut |e| {
+            if let FolderEvent::Preloaded(r) = e {
+                report = Some(r);
+                handle.shutdown();
+            }
+        })
+        .expect("service");
+    report.expect("preloading ended")
+}
+
+#[test]
+fn preloading_fills_free_memory_so_a_first_question_reads_nothing_from_disk() {
+    let sample = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/sample"));
+    let cache = tempfile::tempdir().expect("tempdir");
+    // Every chunk's state on disk, none in this engine's memory (the
+    // states stage stores what it encodes; questions keep what they use).
+    let indexer = engine(TierOptions::default());
+    let mut ws = open(&indexer, sample, cache.path());
+    // Through the service: its closing cache check keeps the states of
+    // this folder, whose index lies outside the cache dir.
+    let r = ape_chat::service::index(&mut ws, true, &mut |_| {}).expect("index");
+    assert_eq!(
+        (r.states_deferred, r.chunks_encoded),
+        (0, r.chunks),
+        "{r:?}"
+    );
+    assert_eq!(r.gc.map(|g| g.unreferenced_removed), Some(0));
+    let chunks = ws.index.len();
+    assert!(chunks > 6, "{chunks}");
+    assert_eq!(indexer.tier_stats()[0].entries, 0);
+    // The reference: a fresh engine's first answer, every state from disk.
+    let cold = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
+    assert_eq!(
+        (cold.states.from_disk, cold.states.computed()),
+        (3, 0),
+        "{:?}",
+        cold.states
+    );
+    drop(ws);
+    // On a CPU build `auto` leaves RAM to the user.
+    assert!(!indexer.preloads());
+
+    let preloading = |ram_bytes: Option<u64>| {
+        engine(TierOptions {
+            ram_bytes,
+            preload: ape_chat::engine::Preload::On,
+            ..TierOptions::default()
+        })
+    };
+    // Room for everything: every state loaded, the first question reads
+    // nothing from disk and answers as the cold one did.
+    let e = preloading(None);
+    assert!(e.preloads());
+    let mut ws = open(&e, sample, cache.path());
+    let r = preload(&mut ws);
+    assert_eq!((r.loaded, r.held, r.full), (chunks, 0, false), "{r:?}");
+    assert!(r.bytes > 0);
+    assert_eq!(e.tier_stats()[0].entries, chunks);
+    let first = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
+    assert_eq!(
+        (first.states.from_memory, first.states.from_disk),
+        (3, 0),
+        "{:?}",
+        first.states
+    );
+    assert_eq!(first.generated.tokens, cold.generated.tokens);
+    let per_state = e.tier_stats()[0].used_bytes / chunks as u64;
+    drop(ws);
+
+    // Room for about four states: a question's three are kept first, then
+    // preloading fills the rest of the room and stops, evicting none.
+    let small = preloading(Some(per_state * 9 / 2));
+    let mut ws = open(&small, sample, cache.path());
+    let asked = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
+    assert_eq!(asked.states.from_disk, 3);
+    let r = preload(&mut ws);
+    assert!(r.full && r.held <= 3 && r.loaded < chunks - 3, "{r:?}");
+    let ram = &small.tier_stats()[0];
+    assert_eq!((ram.entries, ram.evictions), (3 + r.loaded, 0), "{ram:?}");
+    let again = ws
+        .ask(QUESTION, &[], &options(), &mut |_| true)
+        .expect("ask");
+    assert_eq!((again.states.from_memory, again.states.from_disk), (3, 0));
+    assert_eq!(again.generated.tokens, cold.generated.tokens);
+}
