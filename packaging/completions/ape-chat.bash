@@ -206,7 +206,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --memory-budget-gb --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -328,6 +328,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -336,7 +340,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --help ttft suite context retrieval first-answer follow-ups frontier compete help"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help ttft suite context retrieval first-answer follow-ups frontier compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -362,6 +366,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -370,7 +378,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__compete)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -396,6 +404,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -404,7 +416,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__context)
-            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -482,6 +494,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -490,7 +506,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -616,6 +632,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -624,7 +644,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -746,6 +766,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -754,7 +778,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__frontier)
-            opts="-h --eval --ttft --svg --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --eval --ttft --svg --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -790,6 +814,10 @@ _ape__chat() {
                     ;;
                 --memory-budget-gb)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -940,7 +968,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__retrieval)
-            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1014,6 +1042,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1022,7 +1054,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1128,6 +1160,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1136,7 +1172,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1202,6 +1238,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1210,7 +1250,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__cache)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --help stats gc clear help"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help stats gc clear help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1236,6 +1276,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1244,7 +1288,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__cache__subcmd__clear)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1270,6 +1314,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1278,7 +1326,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__cache__subcmd__gc)
-            opts="-h --budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --budget-gb --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1306,6 +1354,10 @@ _ape__chat() {
                     ;;
                 --memory-budget-gb)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -1386,7 +1438,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__cache__subcmd__stats)
-            opts="-h --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1412,6 +1464,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1420,7 +1476,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__calibrate)
-            opts="-h --dataset --objective --search --accept --report --prefix-newlines --max-tokens --style --system-prompt --dry-run --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --dataset --objective --search --accept --report --prefix-newlines --max-tokens --style --system-prompt --dry-run --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1482,6 +1538,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1490,7 +1550,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__completions)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --help bash elvish fish powershell zsh"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1516,6 +1576,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1524,7 +1588,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__convert)
-            opts="-h --from --squad --out --contexts --unanswerable --seed --limit --exclude --articles --interleave --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --from --squad --out --contexts --unanswerable --seed --limit --exclude --articles --interleave --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1582,6 +1646,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1590,7 +1658,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__doctor)
-            opts="-h --json --steps --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --json --steps --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1620,6 +1688,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1628,7 +1700,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1716,6 +1788,10 @@ _ape__chat() {
                     ;;
                 --memory-budget-gb)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -2062,7 +2138,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__index)
-            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --no-states --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --no-states --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2120,6 +2196,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2128,7 +2208,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__man)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2154,6 +2234,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2162,7 +2246,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --host --port --api-key --timeout --queue --cors --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2304,6 +2388,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -2312,7 +2400,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__watch)
-            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --debounce-ms --json --model --threads --kv-type --gpu-layers --memory-budget-gb --help"
+            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --debounce-ms --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2372,6 +2460,10 @@ _ape__chat() {
                     ;;
                 --memory-budget-gb)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= memory-budget-gb= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -63,9 +63,12 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threa
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l no-stream -d 'With --ask: print the answer only when complete'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l json -d 'With --ask: JSON Lines on stdout: `token`, `answer`, `sources`, `stats` records'
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -s V -l version -d 'Print version'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
@@ -85,8 +88,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l threads -d 
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -l json -d 'Print one JSON object instead of the report'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -100,21 +106,30 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l threads -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l no-states -d 'Index text and vectors only; KV states are encoded when an answer first needs them'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l json -d 'Print the report as one JSON object'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l dataset -d 'JSON Lines of {"id", "question", "contexts": [...], "answers": [...]}' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l modes -d 'Modes to compare, comma-separated, sequential first (the baseline): `sequential` (the chunks best last, nearest the question), `sequential-stored` (in the record\'s order: the reading-order control), `pcw`, `parallel`, `ape`, `ape-t` (temperature only, S = 1) and `ape:t=0.8:s=1:reread=1:window=48:focus=3` (APE with these values; others as for `ape`; `ape:t=1:s=1:reread=1` is parallel + re-read; `window` re-reads only the best window of that many tokens). The default is the paper\'s ablation' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l style -d 'Instruction appended to every question, e.g. "Answer with a short phrase." (so EM/F1 measure content rather than verbosity)' -r
@@ -139,8 +154,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l threads -d 'C
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dataset -d 'Records to calibrate on, JSON Lines as for `eval` (`answers` may be empty for `--objective attention`). Split by source into search, accept and report parts that never share a paragraph' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l objective -d 'What to optimise: answer F1, gold-answer NLL, or attention matching against sequential prefill (needs no answers)' -r -f -a "f1\t'Greedy answers\' token F1 (ties broken by gold-answer NLL)'
 nll\t'Mean per-token NLL of the gold answers'
@@ -157,6 +175,9 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l threads 
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dry-run -d 'Show the result without writing the config file'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l json -d 'Print the result as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -175,6 +196,9 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l threads -d
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l unanswerable -d 'Also keep unanswerable questions'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l interleave -d 'Order the records round-robin over their articles, so that any first N (`eval --limit N`, or a run stopped early) span many articles'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -192,8 +216,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l threads -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l json -d 'JSON Lines on stdout: `update` records (index reports) and `error`s'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l host -d 'Address to listen on (anything but loopback needs --api-key)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l port -d 'Port to listen on (0: any free port, printed at start)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l api-key -d 'Require `Authorization: Bearer KEY` on /v1/ requests' -r
@@ -238,13 +265,19 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l threads -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
@@ -254,22 +287,31 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -l json
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l budget-gb -d 'Budget in GB [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -l json
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from clear" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
@@ -279,7 +321,10 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and not __fish_seen_subcommand_from ttft suite context retrieval first-answer follow-ups frontier compete help" -f -a "context" -d 'What reading more costs: TTFT and decode speed of APE (fast and balanced) over 8K–128K cached tokens on shared positions, past the window, beside sequential prefill where it fits; JSON and an SVG chart'
@@ -305,10 +350,13 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l under-load -d 'Time every mode again while a second process (this program on the same model and threads, as llama.cpp\'s tools run) computes'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l no-flash-baseline -d 'Leave out sequential prefill with flash attention on (timed by default: the fair baseline is the faster sequential prefill)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l json -d 'Print one JSON object instead of the table'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunks -d 'Numbers of retrieved chunks to time, comma-separated' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l decode-tokens -d 'Tokens decoded per mode for the decode-speed figures' -r
@@ -335,8 +383,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l json -d 'Print the report as JSON on stdout too'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l tokens -d 'Cached tokens per question to time, comma-separated' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l chunk-tokens -d 'Tokens per chunk' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l decode-tokens -d 'Tokens decoded per mode for the decode speed' -r
@@ -356,8 +407,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l json -d 'Print the report as JSON on stdout too'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l questions -d 'Answerable questions evaluated (spread evenly over the dataset)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l k -d 'Recall cut-off' -r
@@ -375,8 +429,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l json -d 'Print one JSON object'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l question -d 'The first question' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l second -d 'The second question, asked while background indexing has work left (the first is also asked again while a state is being encoded)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l background-s -d 'Seconds of background indexing between the two questions' -r
@@ -417,8 +474,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l json -d 'Print the report as one JSON object'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l pairs -d 'Two-turn pairs (from the evaluation articles, spread over them)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
@@ -458,8 +518,11 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l json -d 'Print the report as one JSON object'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l eval -d '`ape-chat eval --json` output (likelihood retention against fair sequential prefill, with intervals)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l ttft -d '`ape-chat bench ttft --json` output on the same model and settings' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l svg -d 'Write the chart here (SVG)' -r -F
@@ -468,14 +531,20 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l json -d 'Print the joined points as one JSON object'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -s h -l help -d 'Print help'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there a state from disk costs about five times what one from GPU memory does (README, "Cost vs context"); on the CPU the page cache already holds what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from compete" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "ttft" -d 'Time to first token and decode speed, every mode side by side (state files read cold and warm, mode order rotated, medians of repeats)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "suite" -d 'Every speed figure side by side: TTFT and decode per mode for 5–40 chunks, chunk encoding, state loading, state size (in memory vs at rest), indexing; writes JSON and an SVG chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "context" -d 'What reading more costs: TTFT and decode speed of APE (fast and balanced) over 8K–128K cached tokens on shared positions, past the window, beside sequential prefill where it fits; JSON and an SVG chart'
