@@ -578,7 +578,10 @@ fn preload_unit(ws: &mut Workspace<'_>, emit: &mut dyn FnMut(FolderEvent)) -> Du
                 total,
             }))
         }
-        Ok(Some(Step::Preloaded(r))) => emit(FolderEvent::Preloaded(r)),
+        // Nothing to say for a folder without stored states.
+        Ok(Some(Step::Preloaded(r))) if r.loaded + r.held > 0 || r.full => {
+            emit(FolderEvent::Preloaded(r))
+        }
         Ok(_) => {}
         // Only speed is lost: questions read their states from disk.
         Err(e) => emit(FolderEvent::Note(format!("preloading states stopped: {e}"))),

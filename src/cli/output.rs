@@ -98,13 +98,9 @@ pub fn stage_name(stage: Stage) -> &'static str {
 
 /// What preloading did, for people.
 pub fn preloaded_line(r: &crate::workspace::PreloadReport) -> String {
-    let mut line = format!(
-        "{} chunk states loaded into memory ({:.1} GB read)",
-        r.loaded,
-        r.bytes as f64 / 1e9
-    );
-    if r.held > 0 {
-        line += &format!(", {} held already", r.held);
+    let mut line = format!("{} chunk states in memory", r.loaded + r.held);
+    if r.loaded > 0 {
+        line += &format!(" ({:.2} GB read now)", r.bytes as f64 / 1e9);
     }
     if r.full {
         line += "; memory full: the rest are read from disk when asked for";
