@@ -62,6 +62,8 @@ pub struct FolderStatus {
     pub ready: bool,
     pub files: usize,
     pub chunks: usize,
+    /// What preloading put in memory, once it ended (`--preload`).
+    pub preloaded: Option<crate::workspace::PreloadReport>,
     /// A fatal error (the model did not load, the folder cannot be read).
     pub error: Option<String>,
 }
@@ -631,6 +633,8 @@ fn usage(done: &Answered) -> Value {
         "mode": a.mode.to_string(),
         "conversation_turns": a.turns_kept,
         "states_encoded": a.states.computed(),
+        "states_from_memory": a.states.from_memory,
+        "states_from_disk": a.states.from_disk,
         "notes": a.notes,
     })
 }

@@ -174,7 +174,12 @@ fn log_events(events: Receiver<FolderEvent>, status: Arc<Mutex<FolderStatus>>) {
                 report.chunks_embedded, report.chunks_encoded, report.states_deferred
             ),
             FolderEvent::Progress(_) => continue,
-            FolderEvent::Preloaded(r) => super::output::preloaded_line(&r),
+            FolderEvent::Preloaded(r) => {
+                if let Ok(mut s) = status.lock() {
+                    s.preloaded = Some(r);
+                }
+                super::output::preloaded_line(&r)
+            }
             FolderEvent::Note(n) => n,
             FolderEvent::Error { message, fatal } => {
                 if fatal {

@@ -189,3 +189,35 @@ fn sigterm_drains_the_request_in_flight_and_loses_nothing() {
     assert_eq!(r["files_indexed"], 0, "{r}");
     assert_eq!(r["files_unchanged"], 4, "{r}");
 }
+
+#[test]
+fn preloaded_states_answer_the_first_question_from_memory() {
+    let cache = tempfile::tempdir().expect("tmp");
+    let server = Server::start(cache.path(), &["--preload", "on", "--max-tokens", "8"]);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let health = loop {
+        let body = server.get("/health");
+        let json = body.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let h: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        if !h["folder"]["preloaded"].is_null() {
+            break h;
+        }
+        assert!(Instant::now() < deadline, "preloading never ended: {body}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let p = &health["folder"]["preloaded"];
+    assert_eq!(p["loaded"], health["folder"]["chunks"], "{health}");
+    assert_eq!(p["full"], false, "{health}");
+    let body = r#"{"messages":[{"role":"user","content":"Where are the encryption keys kept?"}]}"#;
+    let reply = server.http(&format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    ));
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let json = reply.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let r: serde_json::Value = serde_json::from_str(json).expect("a JSON reply");
+    let u = &r["usage"];
+    assert_eq!(u["states_from_disk"], 0, "{u}");
+    assert_eq!(u["states_encoded"], 0, "{u}");
+    assert!(u["states_from_memory"].as_u64() > Some(0), "{u}");
+}
