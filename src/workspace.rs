@@ -279,16 +279,23 @@ impl<'e> Workspace<'e> {
     /// the questions that need them.
     pub fn preload_step(&mut self) -> Result<Option<Step>, WorkspaceError> {
         if let Preloading::NotStarted = self.preloading {
-            let keys: std::collections::VecDeque<String> = self
+            // Held states are counted here, not visited one unit each.
+            let (held, keys): (
+                std::collections::VecDeque<String>,
+                std::collections::VecDeque<String>,
+            ) = self
                 .index
                 .state_keys()
                 .into_iter()
                 .filter(|k| self.states.has(k))
-                .collect();
+                .partition(|k| self.states.in_memory(k));
             self.preloading = Preloading::Running {
                 total: keys.len(),
                 keys,
-                report: PreloadReport::default(),
+                report: PreloadReport {
+                    held: held.len(),
+                    ..PreloadReport::default()
+                },
             };
         }
         if let Preloading::Done = self.preloading {

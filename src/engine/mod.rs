@@ -462,30 +462,28 @@ impl Engine {
     /// Keeps `state` (stored under `key`) in the memory tiers, so the next
     /// question that needs it finds it there.
     pub fn keep_state(&self, key: &str, state: &mut ChunkState) {
-        if state.resident.is_some() || !state.has_bytes() {
-            return;
-        }
-        let Ok(mut tiers) = self.tiers.lock() else {
-            return;
-        };
-        if let Some(t) = tiers.as_mut() {
-            state.resident = t.keep(key, state.payload(), pool::Room::Evict);
+        if state.resident.is_none() {
+            state.resident = self.keep_in_tiers(key, state, pool::Room::Evict);
         }
     }
 
     /// Keeps `state` (stored under `key`) in the memory tiers that have
     /// free room for it, evicting nothing; whether one took it.
     pub fn preload_state(&self, key: &str, state: &ChunkState) -> bool {
+        self.keep_in_tiers(key, state, pool::Room::Free).is_some()
+    }
+
+    /// `state` kept in every tier that finds `room` for it: the lease of
+    /// the fastest.
+    fn keep_in_tiers(&self, key: &str, state: &ChunkState, room: pool::Room) -> Option<Lease> {
         if !state.has_bytes() {
-            return false;
+            return None;
         }
-        let Ok(mut tiers) = self.tiers.lock() else {
-            return false;
-        };
-        tiers
-            .as_mut()
-            .and_then(|t| t.keep(key, state.payload(), pool::Room::Free))
-            .is_some()
+        self.tiers
+            .lock()
+            .ok()?
+            .as_mut()?
+            .keep(key, state.payload(), room)
     }
 
     /// Whether a memory tier holds the state stored under `key`.

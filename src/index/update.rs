@@ -243,27 +243,29 @@ impl FolderIndex {
                 states: Vec::new(),
             };
         }
-        let mut files: Vec<&FileRecord> = self.manifest.files.values().collect();
-        files.sort_by_key(|f| std::cmp::Reverse(f.mtime_ns));
         let mut seen = HashSet::new();
         let states = wanted
             .iter()
-            .chain(files.iter().flat_map(|f| f.chunks.iter()))
+            .chain(self.chunks_newest_first())
             .filter(|id| missing(id) && seen.insert(**id))
             .copied()
             .collect();
         Backlog { vectors, states }
     }
 
+    /// Every chunk, files most recently modified first: the order states
+    /// are encoded and preloaded in.
+    fn chunks_newest_first(&self) -> impl Iterator<Item = &ChunkId> {
+        let mut files: Vec<&FileRecord> = self.manifest.files.values().collect();
+        files.sort_by_key(|f| std::cmp::Reverse(f.mtime_ns));
+        files.into_iter().flat_map(|f| f.chunks.iter())
+    }
+
     /// The store keys of every chunk's state, as the states stage orders
     /// them (newest files first), each once (whether stored or not).
     pub fn state_keys(&self) -> Vec<String> {
-        let mut files: Vec<&FileRecord> = self.manifest.files.values().collect();
-        files.sort_by_key(|f| std::cmp::Reverse(f.mtime_ns));
         let mut seen = HashSet::new();
-        files
-            .iter()
-            .flat_map(|f| f.chunks.iter())
+        self.chunks_newest_first()
             .filter_map(|id| self.manifest.chunks.get(id))
             .filter(|c| seen.insert(c.state.as_str()))
             .map(|c| c.state.clone())
