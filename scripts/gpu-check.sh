@@ -302,7 +302,8 @@ ttft_8b() {
     && summarize "$res/bench-ttft-$ctx.json" | tee -a "$out/gpu.txt" || tail -n 20 "$out/gpu.txt"
 }
 
-# One line per doctor check: passed or not, and its figure.
+# One line per doctor check: passed or not, and its figure; then where
+# states are kept and whether `preload auto` turns on there.
 doctor_summary() {
   python3 - "$1" <<'PY' || echo "doctor: no report (it stopped)"
 import json, sys
@@ -313,6 +314,9 @@ for k, v in d.items():
         r = v.get('result') or {}
         figs = {f: r[f] for f in r if isinstance(r[f], (int, float)) and f not in ('steps', 'chunks', 'layers', 'decode_steps')}
         print(f"  {k}: {'passed' if v['passed'] else 'FAILED'} {figs} {r.get('path', '')}")
+m = d.get('memory') or {}
+tiers = ', '.join(f"{t['tier']} {t['budget_bytes'] / 1e9:.1f} GB" for t in m.get('tiers', []))
+print(f"  memory tiers: {tiers or 'none'}; preload {m.get('preload')}: {'on' if m.get('preloads') else 'off'}")
 PY
 }
 

@@ -13,7 +13,7 @@ use crate::engine::check::{
 };
 use crate::engine::prompt::Template;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
-use crate::engine::{ApeParams, EditPath, Engine, Mode, ModelInfo, PromptLayout};
+use crate::engine::{ApeParams, EditPath, Engine, Mode, ModelInfo, Preload, PromptLayout};
 
 /// Exactness tolerance (the engine reaches 0 on CPU; 1e-4 allows other backends).
 const EXACT_TOL: f32 = 1e-4;
@@ -48,7 +48,27 @@ struct Report {
     ape_math_callback: Option<Outcome<ApeMathReport>>,
     /// States written into the KV tensors vs llama.cpp's restore.
     placement: Option<Outcome<PlacementReport>>,
+    memory: Memory,
     ok: bool,
+}
+
+/// Where chunk states are kept between questions on this machine, and
+/// what the `preload` setting comes to here (`auto` keys on the first
+/// tier being GPU memory, which only a loaded model can tell).
+#[derive(Serialize)]
+struct Memory {
+    /// Fastest first.
+    tiers: Vec<TierBudget>,
+    preload: Preload,
+    /// Whether the TUI and `serve` load a folder's stored states into
+    /// these tiers once it is indexed.
+    preloads: bool,
+}
+
+#[derive(Serialize)]
+struct TierBudget {
+    tier: String,
+    budget_bytes: u64,
 }
 
 #[derive(Serialize)]
@@ -87,6 +107,7 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let ape_math_callback = checked.then(|| ape_math(&engine, &layout, EditPath::Callback));
     let ape_math = checked.then(|| ape_math(&engine, &layout, EditPath::Softmax));
     let placement = checked.then(|| placement(&engine, &layout, args.steps));
+    let memory = memory(&engine);
     let ok = checked
         && passed(&exactness)
         && passed(&ape_math)
@@ -103,6 +124,7 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ape_math,
         ape_math_callback,
         placement,
+        memory,
         ok,
     };
     if args.json {
@@ -170,6 +192,26 @@ fn placement(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Pl
             error: None,
         },
         Err(e) => failed(e),
+    }
+}
+
+fn memory(engine: &Engine) -> Memory {
+    // The tiers are made with the first context; the checks above made
+    // one unless APE is unsupported (where no context means no tiers).
+    if engine.tier_names().is_empty() {
+        drop(engine.session());
+    }
+    Memory {
+        tiers: engine
+            .tier_stats()
+            .into_iter()
+            .map(|t| TierBudget {
+                tier: t.tier,
+                budget_bytes: t.budget_bytes,
+            })
+            .collect(),
+        preload: engine.options().tiers.preload,
+        preloads: engine.preloads(),
     }
 }
 
@@ -266,6 +308,7 @@ fn print_report(r: &Report) {
             _ => {}
         }
     }
+    print_memory(&r.memory);
     println!();
     if r.ok {
         println!("{} APE is safe on this model", mark(true));
@@ -275,4 +318,37 @@ fn print_report(r: &Report) {
             mark(false)
         );
     }
+}
+
+fn print_memory(m: &Memory) {
+    let tiers: Vec<String> = m
+        .tiers
+        .iter()
+        .map(|t| format!("{} {:.1} GB", t.tier, t.budget_bytes as f64 / 1e9))
+        .collect();
+    println!();
+    if tiers.is_empty() {
+        println!(
+            "{}  no memory tier: chunk states are read from disk",
+            bold("memory")
+        );
+    } else {
+        println!(
+            "{}  chunk states kept between questions in {}",
+            bold("memory"),
+            tiers.join(", then ")
+        );
+    }
+    let why = match (m.preload, m.preloads) {
+        (Preload::Auto, true) => " (auto: the KV cache is in GPU memory)",
+        (Preload::Auto, false) => {
+            " (auto: only when the KV cache is in GPU memory; --preload on to force)"
+        }
+        _ => "",
+    };
+    println!(
+        "  a folder's stored states preloaded once indexed (TUI, serve): {}{}",
+        if m.preloads { "yes" } else { "no" },
+        dim(why)
+    );
 }

@@ -55,6 +55,17 @@ fn doctor_passes_on_the_tiny_model() {
             .expect("number")
             <= 1e-5
     );
+    // On the CPU states are kept in RAM, and `auto` leaves it alone.
+    assert_eq!(r["memory"]["tiers"][0]["tier"], "ram", "{}", r["memory"]);
+    assert!(r["memory"]["tiers"][0]["budget_bytes"].as_u64() > Some(0));
+    assert_eq!(r["memory"]["preload"], "auto");
+    assert_eq!(r["memory"]["preloads"], false);
+    let on = ape_chat(cache.path())
+        .args(["doctor", "--json", "--preload", "on", "--model"])
+        .arg(tiny_model_path())
+        .succeed();
+    let on: Value = serde_json::from_slice(&on.stdout).expect("json");
+    assert_eq!(on["memory"]["preloads"], true, "{}", on["memory"]);
 }
 
 /// A model APE does not support (Gemma 3: sliding-window attention, no chat
