@@ -1588,7 +1588,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__convert)
-            opts="-h --from --squad --out --contexts --unanswerable --seed --limit --exclude --articles --interleave --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --from --squad --out --contexts --unanswerable --pairs --seed --limit --exclude --articles --interleave --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -184,7 +184,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -s h -l hel
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l from -d 'The dataset to convert' -r -f -a "squad\t'SQuAD v2 (`scripts/setup.sh --eval-data`)'"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l squad -d 'SQuAD v2 JSON [default: the file from scripts/setup.sh --eval-data]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l out -d 'Output JSON Lines file' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l contexts -d 'Contexts per record: the gold paragraph plus distractors from its article' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l contexts -d 'Contexts per record: the question\'s paragraph (a pair\'s two) plus others from its article' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l seed -d 'Seed for distractor choice and order' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l limit -d 'Keep N records, spread evenly over the dataset' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l exclude -d 'Leave out the questions of this dataset (so a calibration set and an evaluation set never share a question)' -r -F
@@ -200,6 +200,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l preload -d
 on\t''
 off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l unanswerable -d 'Also keep unanswerable questions'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l pairs -d 'Ask two questions of one article at once, their answers in different paragraphs: records whose answer needs two contexts (it counts as contained only with both parts)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -l interleave -d 'Order the records round-robin over their articles, so that any first N (`eval --limit N`, or a run stopped early) span many articles'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r

@@ -1,6 +1,7 @@
 //! `ape-chat convert --from squad` (alias `convert-squad`): evaluation
-//! records from a dataset, the articles split between evaluation and
-//! calibration so the two never share a paragraph.
+//! records from a dataset (one question each, or pairs whose answer needs
+//! two paragraphs), the articles split between evaluation and calibration
+//! so the two never share a paragraph.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,12 +21,18 @@ pub struct ConvertArgs {
     /// Output JSON Lines file.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
-    /// Contexts per record: the gold paragraph plus distractors from its article.
+    /// Contexts per record: the question's paragraph (a pair's two) plus
+    /// others from its article.
     #[arg(long, default_value_t = 10, value_name = "K")]
     contexts: usize,
     /// Also keep unanswerable questions.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "pairs")]
     unanswerable: bool,
+    /// Ask two questions of one article at once, their answers in different
+    /// paragraphs: records whose answer needs two contexts (it counts as
+    /// contained only with both parts).
+    #[arg(long)]
+    pairs: bool,
     /// Seed for distractor choice and order.
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -62,21 +69,25 @@ enum ArticlesArg {
 pub fn run(args: &ConvertArgs) -> anyhow::Result<ExitCode> {
     let Source::Squad = args.from;
     let path = args.squad.clone().unwrap_or_else(crate::paths::squad_file);
-    let mut records = squad::to_records(
-        &squad::load(&path)?,
-        args.contexts.max(1),
-        args.unanswerable,
-        args.seed,
-        match args.articles {
-            ArticlesArg::All => squad::Articles::All,
-            ArticlesArg::Evaluation => squad::Articles::Evaluation,
-            ArticlesArg::Calibration => squad::Articles::Calibration,
-        },
-    );
+    let squad = squad::load(&path)?;
+    let articles = match args.articles {
+        ArticlesArg::All => squad::Articles::All,
+        ArticlesArg::Evaluation => squad::Articles::Evaluation,
+        ArticlesArg::Calibration => squad::Articles::Calibration,
+    };
+    let mut records = if args.pairs {
+        squad::to_pair_records(&squad, args.contexts.max(2), args.seed, articles)
+    } else {
+        squad::to_records(
+            &squad,
+            args.contexts.max(1),
+            args.unanswerable,
+            args.seed,
+            articles,
+        )
+    };
     if let Some(path) = &args.exclude {
-        let ids: std::collections::HashSet<String> =
-            datasets::load(path)?.into_iter().map(|r| r.id).collect();
-        records.retain(|r| !ids.contains(&r.id));
+        records = datasets::without_questions_of(records, &datasets::load(path)?);
     }
     let mut records = datasets::spread(records, args.limit);
     if args.interleave {

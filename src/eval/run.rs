@@ -156,6 +156,8 @@ pub struct Prepared {
     pub fingerprint: String,
     pub group: Option<String>,
     pub answers: Vec<String>,
+    /// See [`Record::parts`].
+    pub parts: Vec<Vec<String>>,
     /// Chunk states encoded after the prefix, in the record's order.
     pub states: Vec<ChunkState>,
     /// The same chunks encoded alone (PCW), when asked for.
@@ -219,6 +221,7 @@ pub fn prepare(
         fingerprint: record.fingerprint(),
         group: record.group.clone(),
         answers: record.answers.clone(),
+        parts: record.parts.clone(),
         states: shared,
         alone: by_itself,
         ranking: super::rank::bm25(&record.question, &record.contexts),
@@ -234,10 +237,14 @@ pub fn prepare(
 
 /// The context the question was written from, when the record says;
 /// else the one context that contains a gold answer (as [`score`] matches:
-/// case and punctuation aside), if exactly one does.
+/// case and punctuation aside), if exactly one does; none for an answer in
+/// parts (it needs several).
 pub fn answer_chunk(record: &Record) -> Option<usize> {
     if let Some(i) = record.gold_context.filter(|&i| i < record.contexts.len()) {
         return Some(i);
+    }
+    if !record.parts.is_empty() {
+        return None;
     }
     let mut holding = record.contexts.iter().enumerate().filter(|(_, c)| {
         record
@@ -325,7 +332,7 @@ pub fn answer(
     });
     s.rewind(question_end)?;
     let (answer_logprob, answer_nll) = gold_likelihood(s, &first, &p.gold)?;
-    let (em, f1, contains) = score(&g.text, &p.answers);
+    let (em, f1, contains) = score(&g.text, &p.answers, &p.parts);
     Ok(Prediction {
         id: p.id.clone(),
         group: p.group.clone(),
@@ -797,8 +804,19 @@ mod tests {
             answers: vec!["Paris, France".into(), "Paris".into()],
             group: None,
             gold_context: None,
+            parts: Vec::new(),
         };
         assert_eq!(answer_chunk(&record(&["in Lyon", "to PARIS."])), Some(1));
+        let in_parts = Record {
+            parts: vec![vec!["Paris".into()], vec!["Lyon".into()]],
+            ..record(&["in Lyon", "to PARIS."])
+        };
+        assert_eq!(answer_chunk(&in_parts), None, "no one chunk holds it");
+        assert_ne!(
+            in_parts.fingerprint(),
+            record(&["in Lyon", "to PARIS."]).fingerprint(),
+            "parts change the score"
+        );
         assert_eq!(answer_chunk(&record(&["Parisian", "in Lyon"])), None);
         assert_eq!(answer_chunk(&record(&["Paris", "paris, france"])), None);
         let told = Record {

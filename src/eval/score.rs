@@ -1,5 +1,6 @@
 //! SQuAD-style answer scoring: normalised exact match, token F1 and "the
-//! prediction contains a gold answer", each the max over gold answers.
+//! prediction contains a gold answer", each the max over gold answers; an
+//! answer in parts contains the gold answer only when it holds every part.
 
 /// Lower-case, drop punctuation and the articles a/an/the, collapse spaces.
 pub fn normalize(s: &str) -> String {
@@ -63,11 +64,29 @@ pub fn contains(prediction: &str, gold: &str) -> f64 {
     ))
 }
 
-/// The three scores of `prediction`, each its best over `golds`.
-pub fn score(prediction: &str, golds: &[String]) -> (f64, f64, f64) {
-    let best =
-        |f: fn(&str, &str) -> f64| golds.iter().map(|g| f(prediction, g)).fold(0.0, f64::max);
-    (best(exact_match), best(f1), best(contains))
+/// The best of `f` over `golds`.
+fn best(f: fn(&str, &str) -> f64, prediction: &str, golds: &[String]) -> f64 {
+    golds.iter().map(|g| f(prediction, g)).fold(0.0, f64::max)
+}
+
+/// The three scores of `prediction`, each its best over `golds`; with
+/// `parts` (an answer that needs several contexts), "contains" asks for an
+/// alias of every part, wherever and in whatever order they appear, so it
+/// stays independent of the answer's format.
+pub fn score(prediction: &str, golds: &[String], parts: &[Vec<String>]) -> (f64, f64, f64) {
+    let holds = if parts.is_empty() {
+        best(contains, prediction, golds)
+    } else {
+        parts
+            .iter()
+            .map(|aliases| best(contains, prediction, aliases))
+            .fold(1.0, f64::min)
+    };
+    (
+        best(exact_match, prediction, golds),
+        best(f1, prediction, golds),
+        holds,
+    )
 }
 
 #[cfg(test)]
@@ -94,6 +113,24 @@ mod tests {
         assert_eq!(contains("It was in 1066, clearly.", "1066"), 1.0);
         assert_eq!(contains("10666", "1066"), 0.0, "whole tokens only");
         let golds = vec!["France".to_string(), "Normandy, France".to_string()];
-        assert_eq!(score("Normandy France", &golds), (1.0, 1.0, 1.0));
+        assert_eq!(score("Normandy France", &golds, &[]), (1.0, 1.0, 1.0));
+    }
+
+    #[test]
+    fn an_answer_in_parts_contains_the_gold_only_with_every_part() {
+        let golds = vec!["(1) 1066 (2) William".to_string()];
+        let parts = vec![
+            vec!["1066".to_string()],
+            vec!["William the Conqueror".to_string(), "William".to_string()],
+        ];
+        let contains = |p: &str| score(p, &golds, &parts).2;
+        assert_eq!(contains("1. In 1066. 2. William"), 1.0);
+        assert_eq!(contains("William, in 1066"), 1.0, "any order");
+        assert_eq!(contains("(1) 1066 (2) Harold"), 0.0, "one part missing");
+        assert_eq!(contains("William"), 0.0);
+        assert_eq!(
+            score("(1) 1066 (2) William", &golds, &parts),
+            (1.0, 1.0, 1.0)
+        );
     }
 }

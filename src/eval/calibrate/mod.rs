@@ -394,6 +394,7 @@ mod tests {
             answers: vec!["a".into()],
             group: Some(group.into()),
             gold_context: None,
+            parts: Vec::new(),
         }
     }
 

@@ -26,9 +26,24 @@ pub struct Record {
     /// shares are judged against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gold_context: Option<usize>,
+    /// An answer that needs more than one context, in parts: it "contains"
+    /// the gold answer only when it holds every part (each part a list of
+    /// its gold aliases). Empty for a one-context record, whose `answers`
+    /// are alternatives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Vec<String>>,
 }
 
+/// Joins the source questions' ids in the id of a record that asks several.
+pub const ID_JOIN: char = '+';
+
 impl Record {
+    /// The ids of the source questions this record asks (one, or each of a
+    /// pair's): what keeps a calibration set and an evaluation set apart.
+    pub fn question_ids(&self) -> impl Iterator<Item = &str> {
+        self.id.split(ID_JOIN)
+    }
+
     /// Content hash of everything the record is answered and scored from,
     /// so results rows are tied to the record's content, not its file name.
     /// `gold_context` is left out: it changes no answer or score (rows
@@ -113,6 +128,16 @@ pub fn spread(records: Vec<Record>, n: Option<usize>) -> Vec<Record> {
     }
 }
 
+/// `records` less those asking a question that one of `excluded` asks (a
+/// pair goes if either of its questions does), so that a calibration set
+/// and an evaluation set never share a question.
+pub fn without_questions_of(mut records: Vec<Record>, excluded: &[Record]) -> Vec<Record> {
+    let ids: std::collections::HashSet<&str> =
+        excluded.iter().flat_map(Record::question_ids).collect();
+    records.retain(|r| !r.question_ids().any(|id| ids.contains(id)));
+    records
+}
+
 /// `records` reordered round-robin over their sources (each source's
 /// records keep their order): any first N then span as many articles as
 /// they can, so `eval --limit N`, or a run stopped early, is resampled over
@@ -145,6 +170,7 @@ mod tests {
             answers: Vec::new(),
             group: Some(g.into()),
             gold_context: None,
+            parts: Vec::new(),
         };
         let rs = vec![
             rec("a1", "a"),
@@ -156,6 +182,15 @@ mod tests {
         ];
         let ids: Vec<String> = interleave(rs).into_iter().map(|r| r.id).collect();
         assert_eq!(ids, ["a1", "b1", "c1", "a2", "c2", "a3"]);
+        let pair = rec(&format!("x{ID_JOIN}y"), "a");
+        assert_eq!(pair.question_ids().collect::<Vec<_>>(), ["x", "y"]);
+        assert_eq!(rec("x", "a").question_ids().collect::<Vec<_>>(), ["x"]);
+        let kept = without_questions_of(
+            vec![pair, rec("z", "a"), rec(&format!("z{ID_JOIN}w"), "b")],
+            &[rec("y", "c"), rec(&format!("q{ID_JOIN}w"), "c")],
+        );
+        let ids: Vec<&str> = kept.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["z"], "a pair goes with either question");
     }
 
     #[test]
@@ -170,6 +205,7 @@ mod tests {
                 answers: vec!["x".into()],
                 group: Some("g".into()),
                 gold_context: None,
+                parts: vec![vec!["x".into()], vec!["y".into(), "z".into()]],
             };
             2
         ];

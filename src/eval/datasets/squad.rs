@@ -2,7 +2,8 @@
 //! article, questions with gold answers, unanswerable ones flagged; and its
 //! conversion to records: each answerable question with its own paragraph
 //! plus distractor paragraphs from the same article, in a seeded shuffled
-//! order.
+//! order; or two questions asked at once, whose answers sit in different
+//! paragraphs ([`to_pair_records`]).
 
 use std::path::Path;
 
@@ -152,8 +153,102 @@ pub fn to_records(
                     answers,
                     group: Some(article.title.clone()),
                     gold_context: Some(gold),
+                    parts: Vec::new(),
                 });
             }
+        }
+    }
+    out
+}
+
+/// A question's gold aliases, deduplicated, in order.
+fn aliases(qa: &Qa) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in &qa.answers {
+        if !out.contains(&a.text) {
+            out.push(a.text.clone());
+        }
+    }
+    out
+}
+
+/// SQuAD → records whose answer needs two paragraphs: two answerable
+/// questions of one article, from different paragraphs, asked together
+/// ("Answer both questions. (1) … (2) …"), with both paragraphs and
+/// `contexts - 2` others of the article in a seeded shuffled order. The
+/// answer is in [`Record::parts`] (one per question) and `answers` holds it
+/// written out ("(1) … (2) …") for likelihood and F1. Each paragraph gives
+/// at most one question (seeded), paragraphs are paired at random within
+/// their article, and a pair whose answers contain one another is left out
+/// (one answer would count for both).
+///
+/// Why built, not downloaded: no package registry holds a multi-paragraph
+/// question set with its documents (FanOutQA's package ships questions
+/// without the pages; MuSiQue, 2WikiMultihopQA and the like have none).
+/// Every question and paragraph here is SQuAD's; only the pairing is ours.
+pub fn to_pair_records(
+    squad: &Squad,
+    contexts: usize,
+    seed: u64,
+    articles: Articles,
+) -> Vec<Record> {
+    use crate::eval::score::contains;
+    let mut rng = crate::eval::stats::Rng::new(seed);
+    let mut next = move |n: usize| rng.below(n);
+    let mut out = Vec::new();
+    for (_, article) in squad
+        .data
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| articles.includes(*i))
+    {
+        let paras = &article.paragraphs;
+        let mut picks: Vec<(usize, &Qa)> = Vec::new();
+        for (pi, para) in paras.iter().enumerate() {
+            let answerable: Vec<&Qa> = para
+                .qas
+                .iter()
+                .filter(|q| !q.is_impossible && !q.answers.is_empty())
+                .collect();
+            if !answerable.is_empty() {
+                picks.push((pi, answerable[next(answerable.len())]));
+            }
+        }
+        for i in (1..picks.len()).rev() {
+            picks.swap(i, next(i + 1));
+        }
+        for pair in picks.chunks_exact(2) {
+            let [(pa, qa), (pb, qb)] = [pair[0], pair[1]];
+            let (a, b) = (aliases(qa), aliases(qb));
+            let overlap = a.iter().any(|x| {
+                b.iter()
+                    .any(|y| contains(x, y) > 0.0 || contains(y, x) > 0.0)
+            });
+            if overlap || paras[pa].context == paras[pb].context {
+                continue;
+            }
+            let mut others: Vec<usize> = (0..paras.len()).filter(|&j| j != pa && j != pb).collect();
+            let mut ctx = vec![paras[pa].context.clone(), paras[pb].context.clone()];
+            while ctx.len() < contexts && !others.is_empty() {
+                let j = others.swap_remove(next(others.len()));
+                ctx.push(paras[j].context.clone());
+            }
+            for i in (1..ctx.len()).rev() {
+                ctx.swap(i, next(i + 1));
+            }
+            out.push(Record {
+                id: format!("{}{}{}", qa.id, super::ID_JOIN, qb.id),
+                question: format!(
+                    "Answer both questions. (1) {} (2) {}",
+                    qa.question.trim(),
+                    qb.question.trim()
+                ),
+                contexts: ctx,
+                answers: vec![format!("(1) {} (2) {}", a[0].trim(), b[0].trim())],
+                group: Some(article.title.clone()),
+                gold_context: None,
+                parts: vec![a, b],
+            });
         }
     }
     out
@@ -213,6 +308,83 @@ mod tests {
                 .len(),
             3,
             "limited by the article"
+        );
+    }
+
+    #[test]
+    fn pair_records_need_two_paragraphs_of_one_article() {
+        let para = |i: usize, answer: &str| {
+            format!(
+                r#"{{"context":"Paragraph {i} says {answer}.","qas":[
+                {{"id":"u{i}","question":"U{i}?","answers":[],"is_impossible":true}},
+                {{"id":"q{i}","question":" Q{i}? ","answers":[{{"text":"{answer}"}},{{"text":"{answer}"}}]}}]}}"#
+            )
+        };
+        let answers = ["cats", "dogs", "owls", "newts", "bats", "dogs and cats"];
+        let paras: Vec<String> = answers
+            .iter()
+            .enumerate()
+            .map(|(i, a)| para(i, a))
+            .collect();
+        let json = format!(
+            r#"{{"data":[{{"title":"T","paragraphs":[{}]}},{{"title":"One","paragraphs":[{}]}}]}}"#,
+            paras.join(","),
+            para(9, "moles")
+        );
+        let squad: Squad = serde_json::from_str(&json).expect("squad");
+        let recs = to_pair_records(&squad, 4, 3, Articles::All);
+        assert!(!recs.is_empty());
+        assert!(recs.len() <= 3, "each paragraph asked once: {}", recs.len());
+        for r in &recs {
+            assert_eq!(
+                r.group.as_deref(),
+                Some("T"),
+                "an article of one paragraph has no pair"
+            );
+            assert_eq!(r.contexts.len(), 4);
+            assert_eq!(r.parts.len(), 2);
+            let ids: Vec<usize> =
+                r.id.split(crate::eval::datasets::ID_JOIN)
+                    .map(|id| id[1..].parse().expect("q<i>"))
+                    .collect();
+            assert_ne!(ids[0], ids[1]);
+            for (part, &i) in r.parts.iter().zip(&ids) {
+                assert_eq!(part, &[answers[i]], "aliases deduplicated");
+                let own = format!("Paragraph {i} says {}.", answers[i]);
+                assert!(r.contexts.contains(&own), "both paragraphs are read");
+            }
+            assert_eq!(
+                r.question,
+                format!("Answer both questions. (1) Q{}? (2) Q{}?", ids[0], ids[1])
+            );
+            assert_eq!(
+                r.answers,
+                [format!("(1) {} (2) {}", answers[ids[0]], answers[ids[1]])]
+            );
+            assert!(
+                !(ids.contains(&5) && (ids.contains(&0) || ids.contains(&1))),
+                "answers holding one another are not paired: {}",
+                r.id
+            );
+        }
+        assert_eq!(to_pair_records(&squad, 4, 3, Articles::All), recs, "seeded");
+        let pairs: Vec<Vec<usize>> = (0..20)
+            .flat_map(|seed| to_pair_records(&squad, 4, seed, Articles::All))
+            .map(|r| {
+                r.id.split(crate::eval::datasets::ID_JOIN)
+                    .map(|id| id[1..].parse::<usize>().expect("i"))
+                    .collect()
+            })
+            .collect();
+        assert!(
+            pairs
+                .iter()
+                .all(|ids| !(ids.contains(&5) && (ids.contains(&0) || ids.contains(&1)))),
+            "answers holding one another are never paired: {pairs:?}"
+        );
+        assert!(
+            (0..6).all(|i| pairs.iter().any(|ids| ids.contains(&i))),
+            "pairs vary with the seed"
         );
     }
 
