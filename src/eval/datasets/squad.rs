@@ -103,6 +103,16 @@ pub enum Articles {
 }
 
 impl Articles {
+    /// The articles of `squad` drawn on, in order.
+    pub fn of(self, squad: &Squad) -> impl Iterator<Item = &Article> {
+        squad
+            .data
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.includes(*i))
+            .map(|(_, a)| a)
+    }
+
     /// Whether the `article`-th article (0-based) is drawn on.
     pub fn includes(self, article: usize) -> bool {
         let calibration = article % 4 == 3;
@@ -112,6 +122,23 @@ impl Articles {
             Articles::Calibration => calibration,
         }
     }
+}
+
+/// The paragraphs `own` of `paras`, then others of them drawn (seeded by
+/// `next`) until there are `contexts`.
+fn with_others(
+    paras: &[Paragraph],
+    own: &[usize],
+    contexts: usize,
+    next: &mut impl FnMut(usize) -> usize,
+) -> Vec<String> {
+    let mut ctx: Vec<String> = own.iter().map(|&i| paras[i].context.clone()).collect();
+    let mut others: Vec<usize> = (0..paras.len()).filter(|j| !own.contains(j)).collect();
+    while ctx.len() < contexts && !others.is_empty() {
+        let j = others.swap_remove(next(others.len()));
+        ctx.push(paras[j].context.clone());
+    }
+    ctx
 }
 
 /// SQuAD → records: answerable questions (unless `unanswerable`), each with
@@ -127,21 +154,11 @@ pub fn to_records(
     let mut rng = crate::eval::stats::Rng::new(seed);
     let mut next = move |n: usize| rng.below(n);
     let mut out = Vec::new();
-    for (_, article) in squad
-        .data
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| articles.includes(*i))
-    {
+    for article in articles.of(squad) {
         let paras = &article.paragraphs;
         for (pi, para) in paras.iter().enumerate() {
             for qa in para.qas.iter().filter(|q| unanswerable || !q.is_impossible) {
-                let mut others: Vec<usize> = (0..paras.len()).filter(|&j| j != pi).collect();
-                let mut ctx = vec![para.context.clone()];
-                while ctx.len() < contexts && !others.is_empty() {
-                    let j = others.swap_remove(next(others.len()));
-                    ctx.push(paras[j].context.clone());
-                }
+                let mut ctx = with_others(paras, &[pi], contexts, &mut next);
                 let gold = next(ctx.len());
                 ctx.swap(0, gold);
                 let mut answers: Vec<String> = qa.answers.iter().map(|a| a.text.clone()).collect();
@@ -196,12 +213,7 @@ pub fn to_pair_records(
     let mut rng = crate::eval::stats::Rng::new(seed);
     let mut next = move |n: usize| rng.below(n);
     let mut out = Vec::new();
-    for (_, article) in squad
-        .data
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| articles.includes(*i))
-    {
+    for article in articles.of(squad) {
         let paras = &article.paragraphs;
         let mut picks: Vec<(usize, &Qa)> = Vec::new();
         for (pi, para) in paras.iter().enumerate() {
@@ -227,12 +239,7 @@ pub fn to_pair_records(
             if overlap || paras[pa].context == paras[pb].context {
                 continue;
             }
-            let mut others: Vec<usize> = (0..paras.len()).filter(|&j| j != pa && j != pb).collect();
-            let mut ctx = vec![paras[pa].context.clone(), paras[pb].context.clone()];
-            while ctx.len() < contexts && !others.is_empty() {
-                let j = others.swap_remove(next(others.len()));
-                ctx.push(paras[j].context.clone());
-            }
+            let mut ctx = with_others(paras, &[pa, pb], contexts, &mut next);
             for i in (1..ctx.len()).rev() {
                 ctx.swap(i, next(i + 1));
             }
