@@ -30,7 +30,8 @@ pub enum Quality {
     /// APE over cached states: the fastest answer.
     Fast,
     /// APE, and the best sentences of the best-ranked chunk re-read before
-    /// the question (the whole chunk on a GPU, or over named files): most
+    /// the question (the whole chunk over named files, and on a GPU while
+    /// it is cheap there: [`WHOLE_REREAD_BUDGET`]): most
     /// of the gap to sequential prefill closed for a fraction of one
     /// chunk's prefill.
     #[default]
@@ -58,8 +59,10 @@ impl Quality {
 
     /// `balanced`'s whole-chunk re-read, where a window saves too little or
     /// cuts too much. On a GPU: a 256-token chunk's prefill takes about
-    /// 13 ms there (README, On an NVIDIA GPU), so the window would save a
-    /// few milliseconds for its loss. Over named files (`--file`): "how
+    /// 13 ms there on a small model's short context (README, On an NVIDIA
+    /// GPU), so the window would save a few milliseconds for its loss (a
+    /// big model over a long context is another matter:
+    /// [`WHOLE_REREAD_BUDGET`]). Over named files (`--file`): "how
     /// many" and "list every" need the chunk's every line, not the window
     /// richest in the question's words (README, Whole-file questions:
     /// a 48- or 64-token window answered 3 where the whole chunk gave 7).
@@ -107,6 +110,37 @@ impl Quality {
             Quality::Balanced => "balanced",
             Quality::Exact => "exact",
         }
+    }
+}
+
+/// A whole-chunk re-read on a GPU slower than this (twice: [`RereadCosts`])
+/// makes `balanced` re-read the best sentences instead, over contexts at
+/// least as large: about where a wait starts to be noticed. Measured
+/// (README, On an NVIDIA GPU): the whole 256-token chunk adds 13–15 ms on
+/// the 0.5B shape at 2,560 tokens, where the window would save little;
+/// 52 ms there at 8K, and a 512-token chunk 157 ms on the 8B shape at 8K
+/// and 526 ms at 32K, where the window costs 15 and 59 ms.
+///
+/// [`RereadCosts`]: crate::engine::RereadCosts
+pub const WHOLE_REREAD_BUDGET: Duration = Duration::from_millis(50);
+
+/// The mode an answer of about `cells` KV cells is read in. `balanced`
+/// re-reads the whole best chunk (`options.whole_mode`) over named files
+/// (a count or a list needs every line, whatever it costs) and on a GPU
+/// (`gpu`), unless whole-chunk re-reads there were too slow from a context
+/// no larger (`slow_from`, in cells: the answer that found it says so);
+/// else it reads in `options.mode`.
+fn reading_mode(
+    options: &AskOptions,
+    named_files: bool,
+    gpu: bool,
+    slow_from: Option<usize>,
+    cells: usize,
+) -> Mode {
+    match options.whole_mode {
+        Some(whole) if named_files => whole,
+        Some(whole) if gpu && slow_from.is_none_or(|from| cells < from) => whole,
+        _ => options.mode,
     }
 }
 
@@ -172,9 +206,9 @@ pub struct AskOptions {
     pub files: Vec<String>,
     pub retrieval: Retrieval,
     pub mode: Mode,
-    /// The mode instead where the engine runs on a GPU or files are read
-    /// whole (`balanced` re-reads the whole chunk there:
-    /// [`Quality::BALANCED_WHOLE`]).
+    /// The mode instead where files are read whole, and on a GPU while it
+    /// is cheap there (`balanced` re-reads the whole chunk:
+    /// [`Quality::BALANCED_WHOLE`]; [`WHOLE_REREAD_BUDGET`]).
     pub whole_mode: Option<Mode>,
     pub generate: GenerateOptions,
 }
@@ -291,10 +325,16 @@ pub fn ask(
         .collect();
     let q = states.layout.conversation(engine, &earlier, question);
     let info = states.engine.info();
-    let mut mode = match options.whole_mode {
-        Some(whole) if engine.offloads() || !pinned.is_empty() => whole,
-        _ => options.mode,
-    };
+    let cells =
+        states.prefix.tokens().len() + hits.iter().map(|(_, c)| c.tokens).sum::<usize>() + q.len();
+    let slow_from = engine.reread_costs().too_slow_from().map(|(from, _)| from);
+    let mut mode = reading_mode(
+        options,
+        !pinned.is_empty(),
+        engine.offloads(),
+        slow_from,
+        cells,
+    );
     let mut decoding = options.generate;
     // A base model's plain layout ends its answer at a stop text.
     decoding.stops = states.layout.stops();
@@ -396,6 +436,18 @@ pub fn ask(
         + refs.iter().map(|c| c.tokens().len()).sum::<usize>()
         + q.len();
     let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
+    let rereading = generated.prefill.rereading;
+    if Some(mode) == options.whole_mode
+        && engine.offloads()
+        && engine.note_whole_reread(planned.cells, rereading, WHOLE_REREAD_BUDGET)
+    {
+        notes.push(format!(
+            "re-reading the whole best chunk took {} ms over {} cells on this GPU (twice over more than {} ms): `balanced` re-reads its best sentences over contexts this large from now on",
+            rereading.as_millis(),
+            planned.cells,
+            WHOLE_REREAD_BUDGET.as_millis()
+        ));
+    }
     if let Mode::Ape(p) = mode {
         // The parallel block is what prefill measured shares over.
         let block = generated.prefill.measured.len();
@@ -584,6 +636,53 @@ fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `balanced` reads the whole best chunk on a GPU until whole re-reads
+    /// there were measured slow twice, then the window over contexts at
+    /// least as large; on a CPU the window; over named files the whole
+    /// chunk always. The figures are the 8B shape's on an H200 (README).
+    #[test]
+    fn balanced_on_a_gpu_reads_the_whole_chunk_until_it_was_measured_slow() {
+        use crate::engine::RereadCosts;
+        let options = AskOptions::default();
+        let window = options.mode;
+        let whole = options.whole_mode.expect("balanced has a whole-chunk mode");
+        assert_ne!(window, whole);
+        let (budget, ms) = (WHOLE_REREAD_BUDGET, Duration::from_millis);
+        let read = |costs: &RereadCosts, gpu, files, cells| {
+            let from = costs.too_slow_from().map(|(c, _)| c);
+            reading_mode(&options, files, gpu, from, cells)
+        };
+        let mut costs = RereadCosts::default();
+        assert_eq!(read(&costs, false, false, 3_000), window, "CPU");
+        assert_eq!(read(&costs, false, true, 3_000), whole, "named files");
+        assert_eq!(read(&costs, true, false, 33_000), whole, "GPU, unmeasured");
+        assert!(!costs.note(33_000, ms(20), budget), "cheap");
+        assert!(!costs.note(33_000, ms(50), budget), "at the budget");
+        assert_eq!(read(&costs, true, false, 33_000), whole);
+        // One slow re-read (a first run's kernel loading, say) decides nothing...
+        assert!(!costs.note(33_000, ms(526), budget));
+        assert_eq!(read(&costs, true, false, 33_000), whole);
+        // ...a second decides, from the larger of the two contexts.
+        assert!(costs.note(8_700, ms(157), budget));
+        assert_eq!(costs.too_slow_from(), Some((33_000, ms(526))));
+        assert_eq!(read(&costs, true, false, 33_000), window);
+        assert_eq!(read(&costs, true, false, 40_000), window);
+        assert_eq!(read(&costs, true, false, 20_000), whole);
+        // A third over a smaller context lowers it; a larger one does not.
+        assert!(costs.note(9_000, ms(160), budget));
+        assert_eq!(costs.too_slow_from(), Some((9_000, ms(160))));
+        assert!(!costs.note(50_000, ms(900), budget));
+        assert_eq!(read(&costs, true, false, 20_000), window);
+        assert_eq!(read(&costs, true, false, 8_000), whole);
+        assert_eq!(read(&costs, true, true, 40_000), whole, "named files");
+        // `fast` and `exact` have no whole-chunk mode.
+        let fast = AskOptions {
+            whole_mode: None,
+            ..AskOptions::default()
+        };
+        assert_eq!(reading_mode(&fast, true, true, None, 1), fast.mode);
+    }
 
     #[test]
     fn balanced_fills_what_the_settings_leave_unset_and_has_a_whole_chunk_mode() {

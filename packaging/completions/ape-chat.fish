@@ -25,7 +25,7 @@ function __fish_ape_chat_using_subcommand
 end
 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one question about DIR, stream the answer, print the sources. `-` reads the question from stdin' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -237,7 +237,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l ort-lib -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -446,7 +446,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -490,7 +490,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk on a GPU or with --file), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''

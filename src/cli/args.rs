@@ -362,7 +362,8 @@ impl AskArgs {
 pub struct AskArgs {
     /// Speed against faithfulness to sequential prefill: `fast` (APE),
     /// `balanced` (APE, and the best chunk's best sentences re-read before
-    /// the question; the whole chunk on a GPU or with --file), `exact`
+    /// the question; the whole chunk with --file, and on a GPU while that
+    /// re-read takes under 50 ms), `exact`
     /// (sequential prefill) [default: balanced].
     #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
     quality: Option<QualityArg>,

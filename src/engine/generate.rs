@@ -245,6 +245,10 @@ pub struct PrefillTimings {
     /// Decoding chunk tokens (sequential, re-read) and the question.
     #[serde(serialize_with = "ms")]
     pub prefill: Duration,
+    /// Of `prefill`, the re-read (finished on the device: what `balanced`
+    /// weighs on a GPU, [`RereadCosts`]).
+    #[serde(serialize_with = "ms")]
+    pub rereading: Duration,
     /// Indices of the chunks loaded as the block (or read sequentially):
     /// the first entries of [`Generated::attention_shares`], in order.
     #[serde(skip)]
@@ -268,6 +272,45 @@ impl PrefillTimings {
             }
         }
         out
+    }
+}
+
+/// What whole-chunk re-reads have cost on an engine's device, for
+/// `balanced` on a GPU, which re-reads the whole best chunk only while that
+/// stays cheap (`answer::WHOLE_REREAD_BUDGET`): the slow ones seen, the
+/// [`Self::SEEN`] smallest contexts kept.
+#[derive(Clone, Debug, Default)]
+pub struct RereadCosts {
+    /// KV cells of the context and the re-read's time, by cells.
+    slow: Vec<(usize, Duration)>,
+}
+
+impl RereadCosts {
+    /// Slow re-reads needed before one decides: a first run's one-off
+    /// costs (CUDA loading its kernels as they are first used) are not
+    /// repeated.
+    pub const SEEN: usize = 2;
+
+    /// Notes a whole-chunk re-read over `cells` cells that took `took`, slow
+    /// if over `budget`. True when this lowers the context from which
+    /// re-reads are too slow ([`Self::too_slow_from`]).
+    pub fn note(&mut self, cells: usize, took: Duration, budget: Duration) -> bool {
+        if took <= budget {
+            return false;
+        }
+        let before = self.too_slow_from();
+        self.slow.push((cells, took));
+        self.slow.sort_by_key(|&(c, _)| c);
+        self.slow.truncate(Self::SEEN);
+        self.too_slow_from() != before
+    }
+
+    /// The smallest context (in cells) from which whole-chunk re-reads were
+    /// slow [`Self::SEEN`] times over no more cells, and the time of the
+    /// last of those: a context at least that large costs at least as much
+    /// (attention grows with the cells).
+    pub fn too_slow_from(&self) -> Option<(usize, Duration)> {
+        self.slow.get(Self::SEEN - 1).copied()
     }
 }
 
@@ -353,6 +396,7 @@ pub fn prefill(
     let sentences = matches!(mode, Mode::Ape(p) if p.sentences);
     let engine = session.engine();
     let ends = |t: TokenId| ends_sentence(&engine.token_bytes(t));
+    let t2 = Instant::now();
     for &i in reread.iter().rev() {
         let tokens = &ctx.chunks[i].tokens;
         let read = match window {
@@ -362,10 +406,19 @@ pub fn prefill(
         };
         session.feed_reread(&tokens[read])?;
     }
+    let rereading = match reread {
+        [] => Duration::ZERO,
+        _ => {
+            // A GPU may still be computing what the re-read queued.
+            session.synchronize();
+            t2.elapsed()
+        }
+    };
     session.eval(ctx.question)?;
     Ok(PrefillTimings {
         load,
         prefill: t1.elapsed(),
+        rereading,
         measured,
         reread: reread.iter().rev().copied().collect(),
     })

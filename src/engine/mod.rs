@@ -42,6 +42,7 @@ mod tiers;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -50,7 +51,8 @@ use llama_cpp_2::model::LlamaModel;
 pub use ape::ApeParams;
 pub use cuda::compile_check as cuda_kernel_compile_check;
 pub use generate::{
-    best_sentences, best_window, GenerateOptions, Generated, Mode, Sampling, StopReason,
+    best_sentences, best_window, GenerateOptions, Generated, Mode, RereadCosts, Sampling,
+    StopReason,
 };
 pub use hook::{DevicePath, Probe, ProbeEvent, ProbeKind};
 pub use model_info::{ModelId, ModelInfo};
@@ -218,6 +220,8 @@ pub struct Engine {
     /// Chunk states held in memory, made with the first context (they live
     /// where its KV cache does).
     tiers: Mutex<Option<tiers::Tiers>>,
+    /// Whole-chunk re-reads measured on this engine's device.
+    reread_costs: Mutex<RereadCosts>,
 }
 
 impl Engine {
@@ -244,6 +248,7 @@ impl Engine {
             path: path.to_owned(),
             options,
             tiers: Mutex::new(None),
+            reread_costs: Mutex::new(RereadCosts::default()),
         })
     }
 
@@ -309,6 +314,23 @@ impl Engine {
     /// offloads nothing whatever `gpu_layers` says).
     pub fn offloads(&self) -> bool {
         self.options.gpu_layers > 0 && backend().is_ok_and(LlamaBackend::supports_gpu_offload)
+    }
+
+    /// Notes what a whole-chunk re-read over `cells` cells took
+    /// ([`RereadCosts::note`]); true when re-reads became too slow from a
+    /// smaller context.
+    pub fn note_whole_reread(&self, cells: usize, took: Duration, budget: Duration) -> bool {
+        self.reread_costs
+            .lock()
+            .is_ok_and(|mut c| c.note(cells, took, budget))
+    }
+
+    /// What whole-chunk re-reads have cost here so far.
+    pub fn reread_costs(&self) -> RereadCosts {
+        self.reread_costs
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default()
     }
 
     /// The memory an answer's context may take now.

@@ -764,6 +764,12 @@ impl<'e> Session<'e> {
         self.decode(tokens, SEQ_MAIN, true)
     }
 
+    /// Waits until the device has finished what this context queued (a GPU
+    /// computes a decode without logits asynchronously).
+    pub fn synchronize(&self) {
+        self.ctx.synchronize();
+    }
+
     /// Logits of the last evaluated token.
     pub fn logits(&self) -> Result<&[f32], EngineError> {
         let i = self.last_logits.ok_or(EngineError::NoLogits)?;

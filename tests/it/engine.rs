@@ -242,6 +242,7 @@ fn sequential_reads_best_last_and_rereads_take_the_best_ranked_chunk() {
     assert_eq!(ctx.best_last(), [0, 2, 1]);
     let timings = prefill(&mut s, Mode::Sequential, &ctx).expect("prefill");
     assert_eq!(timings.measured, [0, 2, 1], "shares come in reading order");
+    assert!(timings.rereading.is_zero(), "nothing re-read");
     let fair = s.logits().expect("logits").to_vec();
 
     s.clear();
@@ -263,7 +264,13 @@ fn sequential_reads_best_last_and_rereads_take_the_best_ranked_chunk() {
         reread: 1,
         ..ApeParams::new(0.8, 0.9)
     };
-    prefill(&mut s, Mode::Ape(reread), &ctx).expect("prefill");
+    let timings = prefill(&mut s, Mode::Ape(reread), &ctx).expect("prefill");
+    // A chunk's prefill, timed apart from the question's (what `balanced`
+    // weighs on a GPU).
+    assert!(
+        !timings.rereading.is_zero() && timings.rereading < timings.prefill,
+        "{timings:?}"
+    );
     let got = s.logits().expect("logits").to_vec();
     s.load_parallel(&prefix, &[&chunks[0], &chunks[2]])
         .expect("parallel");
