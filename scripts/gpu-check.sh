@@ -328,7 +328,8 @@ base = next(m for m in r['modes'] if m['mode'] == r['baseline'])['ttft_ms']
 print(f"{r['chunks']} x {r['chunk_tokens']} tokens (baseline: {r['baseline']}, {base:.0f} ms):")
 for m in r['modes']:
     tiers = "".join(f", {t['tier']} {t['ttft_ms']:.0f} ms ({base / t['ttft_ms']:.1f}x)" for t in m.get('memory', []))
-    print(f"  {m['mode']}: TTFT cold disk {m['ttft_ms']:.0f} ms ({m['speedup']:.1f}x), page cache {m['ttft_warm_ms']:.0f} ms{tiers}; decode {m['decode_tokens_per_s']:.1f} tok/s")
+    reread = f"; re-read {m['rereading_ms']:.0f} ms" if m.get('rereading_ms') else ""
+    print(f"  {m['mode']}: TTFT cold disk {m['ttft_ms']:.0f} ms ({m['speedup']:.1f}x), page cache {m['ttft_warm_ms']:.0f} ms{tiers}; decode {m['decode_tokens_per_s']:.1f} tok/s{reread}")
     for name, key in (("cold", "read_split"), ("page cache", "read_split_warm")):
         if key in m:
             s = m[key]

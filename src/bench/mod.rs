@@ -81,6 +81,10 @@ pub struct ModeFigures {
     pub read_split_warm: ReadSplit,
     /// Decoding chunk tokens (sequential, re-read) and the question.
     pub prefill_ms: f64,
+    /// Of `prefill_ms`, the re-read, finished on the device (what
+    /// `balanced` weighs on a GPU: `answer::WHOLE_REREAD_BUDGET`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rereading_ms: f64,
     pub decode_tokens_per_s: f64,
     /// The fair sequential baseline's time to first token (the faster of
     /// sequential prefill with flash attention on and off) over this
@@ -283,6 +287,7 @@ struct Sample {
     load: Duration,
     load_warm: Duration,
     prefill: Duration,
+    rereading: Duration,
     decode_tps: f64,
     /// Per memory tier: time to first token and placement.
     tiers: Vec<(Duration, Duration)>,
@@ -367,6 +372,7 @@ fn measure_flash(s: &mut Session<'_>, work: &Workload<'_>) -> Result<Sample, Ben
         load: Duration::ZERO,
         load_warm: Duration::ZERO,
         prefill: ttft,
+        rereading: Duration::ZERO,
         decode_tps: if dt > 0.0 {
             work.decode as f64 / dt
         } else {
@@ -415,6 +421,7 @@ fn measure(s: &mut Session<'_>, mode: Mode, work: &Workload<'_>) -> Result<Sampl
         load: cold.load,
         load_warm: warm.load,
         prefill: cold.prefill,
+        rereading: cold.rereading,
         decode_tps: if dt > 0.0 {
             work.decode as f64 / dt
         } else {
@@ -430,6 +437,7 @@ struct Start {
     split: LoadTimes,
     load: Duration,
     prefill: Duration,
+    rereading: Duration,
 }
 
 /// Reads the state files (none for sequential), prefills, picks the first
@@ -479,6 +487,7 @@ fn start(
         split,
         load: read + timings.load,
         prefill: timings.prefill,
+        rereading: timings.rereading,
     })
 }
 
@@ -523,6 +532,7 @@ fn start_in_tier(
         split: LoadTimes::default(),
         load: timings.load,
         prefill: timings.prefill,
+        rereading: timings.rereading,
     })
 }
 
@@ -549,6 +559,7 @@ fn summarize(mode: String, s: &[Sample], tiers: &[&str]) -> ModeFigures {
         read_split: split(&|x| x.split),
         read_split_warm: split(&|x| x.split_warm),
         prefill_ms: med(&|x| ms(x.prefill)),
+        rereading_ms: med(&|x| ms(x.rereading)),
         decode_tokens_per_s: med(&|x| x.decode_tps),
         speedup: 0.0,
         memory: tiers
@@ -590,6 +601,10 @@ fn cpu() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!("{cpu}, {cores} cores")
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// `a / b`, 0 when `b` is 0 (a mode missing from a run).
