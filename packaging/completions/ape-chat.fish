@@ -525,7 +525,7 @@ off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l json -d 'Print the report as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l eval -d '`ape-chat eval --json` output (likelihood retention against fair sequential prefill, with intervals)' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l ttft -d '`ape-chat bench ttft --json` output on the same model and settings' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l ttft -d '`ape-chat bench ttft --json` output on the same model and settings. Repeatable, for modes timed in other runs of the same workload: a mode\'s speedup comes from the first report that times it (a ratio within one run)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l svg -d 'Write the chart here (SVG)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from frontier" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r

@@ -1,14 +1,15 @@
 //! The fast-and-right frontier: each mode's answer likelihood (retention
 //! against fair sequential prefill, from `eval --json`) against its speedup
 //! in time to first token over the same baseline (from `bench ttft
-//! --json`), joined by the mode's label. A point no other point beats on
+//! --json`, one run or several on the same model and workload, each mode's
+//! ratio from the one run that timed it first), joined by the mode's label. A point no other point beats on
 //! both axes is on the frontier; the presets are chosen from it, and the
 //! issue's bar (≥ 0.98 of sequential's likelihood with the interval's low
 //! end ≥ 0.95, "contains" at most 3 points below, ≥ 20× its speed) is
 //! checked per point.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -74,6 +75,8 @@ pub struct Point {
     /// Fair sequential TTFT over this mode's (cold state reads).
     pub speedup: f64,
     pub ttft_ms: f64,
+    /// The `bench ttft` report both came from (a ratio within one run).
+    pub speed_report: PathBuf,
     /// Mean gold-answer likelihood per token relative to sequential's.
     pub likelihood: Estimate,
     /// "Contains the gold answer", this mode minus sequential.
@@ -104,8 +107,10 @@ pub struct Frontier {
     pub choice: Option<String>,
 }
 
-/// Joins an `eval --json` output and a `bench ttft --json` output.
-pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
+/// Joins an `eval --json` output and `bench ttft --json` outputs (at least
+/// one): the first that times a mode gives its speed. The reports must time
+/// the same model, machine, workload, threads and baseline.
+pub fn join(eval: &Path, ttfts: &[PathBuf]) -> Result<Frontier, BenchError> {
     let read = |p: &Path| {
         std::fs::read_to_string(p).map_err(|e| BenchError::Setup(format!("{}: {e}", p.display())))
     };
@@ -116,7 +121,38 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
         ))
     };
     let q: EvalFile = serde_json::from_str(&read(eval)?).map_err(|e| bad(eval, e))?;
-    let t: TtftFile = serde_json::from_str(&read(ttft)?).map_err(|e| bad(ttft, e))?;
+    let reports = ttfts
+        .iter()
+        .map(|p| {
+            let t: TtftFile = serde_json::from_str(&read(p)?).map_err(|e| bad(p, e))?;
+            Ok((p, t))
+        })
+        .collect::<Result<Vec<_>, BenchError>>()?;
+    let Some(((first, t), others)) = reports.split_first() else {
+        return Err(BenchError::Setup("no `bench ttft` report".into()));
+    };
+    let workload = |t: &TtftFile| {
+        (
+            t.model.clone(),
+            t.machine.clone(),
+            t.threads,
+            t.chunks,
+            t.chunk_tokens,
+            t.baseline.clone(),
+        )
+    };
+    if let Some((p, _)) = others.iter().find(|(_, o)| workload(o) != workload(t)) {
+        return Err(BenchError::Setup(format!(
+            "{} times another model, machine, workload, thread count or baseline than {}: its speedups are not comparable",
+            p.display(),
+            first.display()
+        )));
+    }
+    let speed_of = |label: &str| {
+        reports
+            .iter()
+            .find_map(|(p, t)| t.modes.iter().find(|m| m.mode == label).map(|m| (*p, m)))
+    };
     let quality_baseline = q
         .retention
         .first()
@@ -128,6 +164,7 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
         speedup: 1.0,
         // Every speedup is the baseline's TTFT over the mode's.
         ttft_ms: t.modes.first().map_or(0.0, |m| m.speedup * m.ttft_ms),
+        speed_report: first.to_path_buf(),
         likelihood: Estimate::exact(1.0),
         contains_delta: Estimate::exact(0.0),
         on_frontier: false,
@@ -135,16 +172,17 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
     }];
     let mut unmatched = Vec::new();
     for r in &q.retention {
-        let speed = t.modes.iter().find(|m| m.mode == r.label);
+        let speed = speed_of(&r.label);
         let contains = q
             .paired
             .iter()
             .find(|p| p.a_label == r.label && p.b_label == r.baseline);
         match (speed, contains) {
-            (Some(m), Some(c)) => points.push(Point {
+            (Some((p, m)), Some(c)) => points.push(Point {
                 label: r.label.clone(),
                 speedup: m.speedup,
                 ttft_ms: m.ttft_ms,
+                speed_report: p.to_path_buf(),
                 likelihood: r.likelihood,
                 contains_delta: c.contains,
                 on_frontier: false,
@@ -153,23 +191,24 @@ pub fn join(eval: &Path, ttft: &Path) -> Result<Frontier, BenchError> {
             _ => unmatched.push(r.label.clone()),
         }
     }
-    unmatched.extend(
-        t.modes
-            .iter()
-            .filter(|m| !q.retention.iter().any(|r| r.label == m.mode))
-            .filter(|m| m.mode != quality_baseline)
-            .map(|m| m.mode.clone()),
-    );
+    for m in reports.iter().flat_map(|(_, t)| &t.modes) {
+        if m.mode != quality_baseline
+            && !q.retention.iter().any(|r| r.label == m.mode)
+            && !unmatched.contains(&m.mode)
+        {
+            unmatched.push(m.mode.clone());
+        }
+    }
     mark(&mut points);
     let choice = choose(&points).map(|p| p.label.clone());
     Ok(Frontier {
-        model: t.model,
-        machine: t.machine,
+        model: t.model.clone(),
+        machine: t.machine.clone(),
         threads: t.threads,
         chunks: t.chunks,
         chunk_tokens: t.chunk_tokens,
         quality_baseline,
-        speed_baseline: t.baseline,
+        speed_baseline: t.baseline.clone(),
         records: q.summary.iter().map(|s| s.records).min().unwrap_or(0),
         points,
         unmatched,
@@ -443,6 +482,7 @@ mod tests {
             label: label.into(),
             speedup,
             ttft_ms: 0.0,
+            speed_report: PathBuf::new(),
             likelihood: Estimate {
                 value: l,
                 lo,
@@ -556,7 +596,10 @@ mod tests {
         let est = |v: f64| serde_json::json!({"value": v, "lo": v - 0.04, "hi": v + 0.04});
         let eval = serde_json::json!({
             "summary": [{"label": "sequential", "records": 300}, {"label": "ape (T=0.8, S=1)", "records": 300}],
-            "paired": [{"a_label": "ape (T=0.8, S=1)", "b_label": "sequential", "contains": est(-0.1)}],
+            "paired": [
+                {"a_label": "ape (T=0.8, S=1)", "b_label": "sequential", "contains": est(-0.1)},
+                {"a_label": "pcw", "b_label": "sequential", "contains": est(-0.2)}
+            ],
             "retention": [
                 {"label": "ape (T=0.8, S=1)", "baseline": "sequential", "likelihood": est(0.9)},
                 {"label": "pcw", "baseline": "sequential", "likelihood": est(0.8)}
@@ -578,7 +621,7 @@ mod tests {
         );
         std::fs::write(&e, eval.to_string()).expect("write");
         std::fs::write(&t, ttft.to_string()).expect("write");
-        let f = join(&e, &t).expect("join");
+        let f = join(&e, std::slice::from_ref(&t)).expect("join");
         assert_eq!(f.points.len(), 2);
         assert_eq!(
             (f.points[1].speedup, f.points[1].likelihood.value),
@@ -593,8 +636,35 @@ mod tests {
         // The only point at >= 20x is the default's, and the chart says so.
         assert_eq!(f.choice.as_deref(), Some("ape (T=0.8, S=1)"));
         assert!(text.contains("ape (the default)"), "{text}");
+        // A second run timing PCW: its point joins with that run's ratio;
+        // the first run still gives what it timed.
+        let mut second = ttft.clone();
+        second["modes"] = serde_json::json!([
+            {"mode": "sequential", "ttft_ms": 42000.0, "speedup": 1.0},
+            {"mode": "ape (T=0.8, S=1)", "ttft_ms": 700.0, "speedup": 60.0},
+            {"mode": "pcw", "ttft_ms": 1000.0, "speedup": 42.0}
+        ]);
+        let t2 = dir.path().join("t2.json");
+        std::fs::write(&t2, second.to_string()).expect("write");
+        let f = join(&e, &[t.clone(), t2.clone()]).expect("join");
+        let speed = |l: &str| {
+            let p = f.points.iter().find(|p| p.label == l).expect("point");
+            (p.speedup, p.speed_report.clone())
+        };
+        assert_eq!(speed("ape (T=0.8, S=1)"), (50.0, t.clone()));
+        assert_eq!(speed("pcw"), (42.0, t2.clone()));
+        assert_eq!(f.unmatched, ["parallel"]);
+        // A run of another workload, or on another machine, is refused,
+        // not mixed in.
+        for (field, value) in [("chunks", serde_json::json!(20)), ("machine", "gpu".into())] {
+            let mut other = second.clone();
+            other[field] = value;
+            std::fs::write(&t2, other.to_string()).expect("write");
+            let err = join(&e, &[t.clone(), t2.clone()]).expect_err(field);
+            assert!(err.to_string().contains("not comparable"), "{err}");
+        }
         std::fs::write(&t, "{}").expect("write");
-        let e = join(&e, &t).expect_err("not a ttft report").to_string();
+        let e = join(&e, &[t]).expect_err("not a ttft report").to_string();
         assert!(e.contains("t.json"), "{e}");
     }
 }

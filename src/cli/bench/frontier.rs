@@ -1,5 +1,5 @@
-//! `ape-chat bench frontier`: an `eval --json` report and a `bench ttft
-//! --json` report → [`crate::bench::frontier`] → the table and the chart.
+//! `ape-chat bench frontier`: an `eval --json` report and `bench ttft
+//! --json` reports → [`crate::bench::frontier`] → the table and the chart.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,8 +16,11 @@ pub struct FrontierArgs {
     #[arg(long, value_name = "FILE")]
     eval: PathBuf,
     /// `ape-chat bench ttft --json` output on the same model and settings.
-    #[arg(long, value_name = "FILE")]
-    ttft: PathBuf,
+    /// Repeatable, for modes timed in other runs of the same workload: a
+    /// mode's speedup comes from the first report that times it (a ratio
+    /// within one run).
+    #[arg(long, value_name = "FILE", required = true)]
+    ttft: Vec<PathBuf>,
     /// Write the chart here (SVG).
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
@@ -28,6 +31,7 @@ pub struct FrontierArgs {
 
 pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
     let f = frontier::join(&args.eval, &args.ttft)?;
+    let several = args.ttft.len() > 1;
     if let Some(path) = &args.svg {
         frontier::chart(&f, path)?;
     }
@@ -80,6 +84,18 @@ pub fn run(args: &FrontierArgs) -> anyhow::Result<ExitCode> {
             p.contains_delta.hi,
             mark
         );
+    }
+    if several {
+        for p in points.iter().filter(|p| p.speed_report != args.ttft[0]) {
+            println!(
+                "  {}",
+                dim(&format!(
+                    "{}: speed from {}",
+                    p.label,
+                    p.speed_report.display()
+                ))
+            );
+        }
     }
     println!(
         "\n  {}",
