@@ -441,12 +441,13 @@ pub fn ask(
         && engine.offloads()
         && engine.note_whole_reread(planned.cells, rereading, WHOLE_REREAD_BUDGET)
     {
-        notes.push(format!(
-            "re-reading the whole best chunk took {} ms over {} cells on this GPU (twice over more than {} ms): `balanced` re-reads its best sentences over contexts this large from now on",
-            rereading.as_millis(),
-            planned.cells,
-            WHOLE_REREAD_BUDGET.as_millis()
-        ));
+        if let Some((from, took)) = engine.reread_costs().too_slow_from() {
+            notes.push(format!(
+                "re-reading the whole best chunk took {} ms over {from} cells on this GPU (the second time over {} ms): from now on `balanced` re-reads its best sentences over contexts of {from} cells or more",
+                took.as_millis(),
+                WHOLE_REREAD_BUDGET.as_millis()
+            ));
+        }
     }
     if let Mode::Ape(p) = mode {
         // The parallel block is what prefill measured shares over.
