@@ -325,8 +325,9 @@ pub fn ask(
         .collect();
     let q = states.layout.conversation(engine, &earlier, question);
     let info = states.engine.info();
-    let cells =
-        states.prefix.tokens().len() + hits.iter().map(|(_, c)| c.tokens).sum::<usize>() + q.len();
+    let lengths: Vec<usize> = hits.iter().map(|(_, c)| c.tokens).collect();
+    let fixed = states.prefix.tokens().len() + q.len();
+    let cells = fixed + lengths.iter().sum::<usize>();
     let slow_from = engine.reread_costs().too_slow_from().map(|(from, _)| from);
     let mut mode = reading_mode(
         options,
@@ -355,8 +356,6 @@ pub fn ask(
     // Positions stay inside the model's window; cells are limited by
     // memory alone, checked before any state is read.
     let window = info.n_ctx_train as usize;
-    let lengths: Vec<usize> = hits.iter().map(|(_, c)| c.tokens).collect();
-    let fixed = states.prefix.tokens().len() + q.len();
     let planned = plan(&lengths, fixed, decoding.max_tokens, window, mode)?;
     notes.extend(planned.notes.iter().cloned());
     decoding.max_tokens = planned.max_tokens;
