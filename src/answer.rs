@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use crate::config::{ApeSettings, ConfigError};
 use crate::engine::generate::Context;
 use crate::engine::{
-    generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode,
+    generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode, RereadCosts,
 };
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
@@ -120,27 +120,41 @@ impl Quality {
 /// the 0.5B shape at 2,560 tokens, where the window would save little;
 /// 52 ms there at 8K, and a 512-token chunk 157 ms on the 8B shape at 8K
 /// and 526 ms at 32K, where the window costs 15 and 59 ms.
-///
-/// [`RereadCosts`]: crate::engine::RereadCosts
 pub const WHOLE_REREAD_BUDGET: Duration = Duration::from_millis(50);
 
-/// The mode an answer of about `cells` KV cells is read in. `balanced`
-/// re-reads the whole best chunk (`options.whole_mode`) over named files
-/// (a count or a list needs every line, whatever it costs) and on a GPU
-/// (`gpu`), unless whole-chunk re-reads there were too slow from a context
-/// no larger (`slow_from`, in cells: the answer that found it says so);
-/// else it reads in `options.mode`.
-fn reading_mode(
-    options: &AskOptions,
+/// How `balanced` reads one answer. It re-reads the whole best chunk
+/// (`options.whole_mode`) over named files (a count or a list needs every
+/// line, whatever it costs) and on a GPU (`gpu`), unless whole-chunk
+/// re-reads there were too slow from a context no larger; else it reads in
+/// `options.mode`. The choice and the re-read's cost use one measure of the
+/// context, `cells` (prefix, question and chunks, whatever the answer's
+/// length), so that what slow re-reads teach applies to the next answer
+/// over the same context.
+struct Reading<'a> {
+    options: &'a AskOptions,
     named_files: bool,
     gpu: bool,
-    slow_from: Option<usize>,
     cells: usize,
-) -> Mode {
-    match options.whole_mode {
-        Some(whole) if named_files => whole,
-        Some(whole) if gpu && slow_from.is_none_or(|from| cells < from) => whole,
-        _ => options.mode,
+}
+
+impl Reading<'_> {
+    /// The mode to read in, after the re-reads of `costs`.
+    fn mode(&self, costs: &RereadCosts) -> Mode {
+        let slow_from = costs.too_slow_from().map(|(from, _)| from);
+        match self.options.whole_mode {
+            Some(whole) if self.named_files => whole,
+            Some(whole) if self.gpu && slow_from.is_none_or(|from| self.cells < from) => whole,
+            _ => self.options.mode,
+        }
+    }
+
+    /// Notes in `costs` what the re-read of an answer read in `mode` took,
+    /// when that was a whole-chunk re-read on a GPU; true when re-reads
+    /// became too slow from a smaller context ([`RereadCosts::note`]).
+    fn note(&self, mode: Mode, took: Duration, costs: &mut RereadCosts) -> bool {
+        Some(mode) == self.options.whole_mode
+            && self.gpu
+            && costs.note(self.cells, took, WHOLE_REREAD_BUDGET)
     }
 }
 
@@ -328,14 +342,13 @@ pub fn ask(
     let lengths: Vec<usize> = hits.iter().map(|(_, c)| c.tokens).collect();
     let fixed = states.prefix.tokens().len() + q.len();
     let cells = fixed + lengths.iter().sum::<usize>();
-    let slow_from = engine.reread_costs().too_slow_from().map(|(from, _)| from);
-    let mut mode = reading_mode(
+    let reading = Reading {
         options,
-        !pinned.is_empty(),
-        engine.offloads(),
-        slow_from,
+        named_files: !pinned.is_empty(),
+        gpu: engine.offloads(),
         cells,
-    );
+    };
+    let mut mode = reading.mode(&engine.reread_costs());
     let mut decoding = options.generate;
     // A base model's plain layout ends its answer at a stop text.
     decoding.stops = states.layout.stops();
@@ -436,10 +449,7 @@ pub fn ask(
         + q.len();
     let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
     let rereading = generated.prefill.rereading;
-    if Some(mode) == options.whole_mode
-        && engine.offloads()
-        && engine.note_whole_reread(planned.cells, rereading, WHOLE_REREAD_BUDGET)
-    {
+    if engine.note_reread(|costs| reading.note(mode, rereading, costs)) {
         if let Some((from, took)) = engine.reread_costs().too_slow_from() {
             notes.push(format!(
                 "re-reading the whole best chunk took {} ms over {from} cells on this GPU (the second time over {} ms): from now on `balanced` re-reads its best sentences over contexts of {from} cells or more",
@@ -643,45 +653,90 @@ mod tests {
     /// chunk always. The figures are the 8B shape's on an H200 (README).
     #[test]
     fn balanced_on_a_gpu_reads_the_whole_chunk_until_it_was_measured_slow() {
-        use crate::engine::RereadCosts;
         let options = AskOptions::default();
         let window = options.mode;
         let whole = options.whole_mode.expect("balanced has a whole-chunk mode");
         assert_ne!(window, whole);
-        let (budget, ms) = (WHOLE_REREAD_BUDGET, Duration::from_millis);
-        let read = |costs: &RereadCosts, gpu, files, cells| {
-            let from = costs.too_slow_from().map(|(c, _)| c);
-            reading_mode(&options, files, gpu, from, cells)
+        let ms = Duration::from_millis;
+        let reading = |gpu, named_files, cells| Reading {
+            options: &options,
+            named_files,
+            gpu,
+            cells,
+        };
+        let read = |costs: &RereadCosts, gpu, files, cells| reading(gpu, files, cells).mode(costs);
+        let note = |costs: &mut RereadCosts, cells, took| {
+            reading(true, false, cells).note(whole, took, costs)
         };
         let mut costs = RereadCosts::default();
         assert_eq!(read(&costs, false, false, 3_000), window, "CPU");
         assert_eq!(read(&costs, false, true, 3_000), whole, "named files");
         assert_eq!(read(&costs, true, false, 33_000), whole, "GPU, unmeasured");
-        assert!(!costs.note(33_000, ms(20), budget), "cheap");
-        assert!(!costs.note(33_000, ms(50), budget), "at the budget");
+        assert!(!note(&mut costs, 33_000, ms(20)), "cheap");
+        assert!(!note(&mut costs, 33_000, ms(50)), "at the budget");
         assert_eq!(read(&costs, true, false, 33_000), whole);
         // One slow re-read (a first run's kernel loading, say) decides nothing...
-        assert!(!costs.note(33_000, ms(526), budget));
+        assert!(!note(&mut costs, 33_000, ms(526)));
         assert_eq!(read(&costs, true, false, 33_000), whole);
         // ...a second decides, from the larger of the two contexts.
-        assert!(costs.note(8_700, ms(157), budget));
+        assert!(note(&mut costs, 8_700, ms(157)));
         assert_eq!(costs.too_slow_from(), Some((33_000, ms(526))));
         assert_eq!(read(&costs, true, false, 33_000), window);
         assert_eq!(read(&costs, true, false, 40_000), window);
         assert_eq!(read(&costs, true, false, 20_000), whole);
         // A third over a smaller context lowers it; a larger one does not.
-        assert!(costs.note(9_000, ms(160), budget));
+        assert!(note(&mut costs, 9_000, ms(160)));
         assert_eq!(costs.too_slow_from(), Some((9_000, ms(160))));
-        assert!(!costs.note(50_000, ms(900), budget));
+        assert!(!note(&mut costs, 50_000, ms(900)));
         assert_eq!(read(&costs, true, false, 20_000), window);
         assert_eq!(read(&costs, true, false, 8_000), whole);
         assert_eq!(read(&costs, true, true, 40_000), whole, "named files");
+        // Only a whole-chunk re-read on a GPU is noted.
+        let mut none = RereadCosts::default();
+        for _ in 0..RereadCosts::SEEN {
+            assert!(
+                !reading(false, false, 9_000).note(whole, ms(900), &mut none),
+                "CPU"
+            );
+            assert!(
+                !reading(true, false, 9_000).note(window, ms(900), &mut none),
+                "window"
+            );
+        }
+        assert_eq!(none.too_slow_from(), None);
         // `fast` and `exact` have no whole-chunk mode.
         let fast = AskOptions {
             whole_mode: None,
             ..AskOptions::default()
         };
-        assert_eq!(reading_mode(&fast, true, true, None, 1), fast.mode);
+        let reading = Reading {
+            options: &fast,
+            named_files: true,
+            gpu: true,
+            cells: 1,
+        };
+        assert_eq!(reading.mode(&RereadCosts::default()), fast.mode);
+    }
+
+    /// Two slow whole-chunk re-reads over one context switch the next
+    /// answer over that same context to the window: the cost is noted over
+    /// the cells the choice is made on, not over those the answer adds.
+    #[test]
+    fn slow_rereads_switch_the_next_answer_over_the_same_context() {
+        let options = AskOptions::default();
+        let whole = options.whole_mode.expect("balanced has a whole-chunk mode");
+        let reading = Reading {
+            options: &options,
+            named_files: false,
+            gpu: true,
+            cells: 8_700,
+        };
+        let mut costs = RereadCosts::default();
+        for _ in 0..RereadCosts::SEEN {
+            assert_eq!(reading.mode(&costs), whole);
+            reading.note(whole, WHOLE_REREAD_BUDGET * 3, &mut costs);
+        }
+        assert_eq!(reading.mode(&costs), options.mode);
     }
 
     #[test]

@@ -42,7 +42,6 @@ mod tiers;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
 
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::model::params::LlamaModelParams;
@@ -316,13 +315,10 @@ impl Engine {
         self.options.gpu_layers > 0 && backend().is_ok_and(LlamaBackend::supports_gpu_offload)
     }
 
-    /// Notes what a whole-chunk re-read over `cells` cells took
-    /// ([`RereadCosts::note`]); true when re-reads became too slow from a
-    /// smaller context.
-    pub fn note_whole_reread(&self, cells: usize, took: Duration, budget: Duration) -> bool {
-        self.reread_costs
-            .lock()
-            .is_ok_and(|mut c| c.note(cells, took, budget))
+    /// Notes a re-read's cost with `note` ([`RereadCosts::note`]); its
+    /// answer: true when re-reads became too slow from a smaller context.
+    pub fn note_reread(&self, note: impl FnOnce(&mut RereadCosts) -> bool) -> bool {
+        self.reread_costs.lock().is_ok_and(|mut c| note(&mut c))
     }
 
     /// What whole-chunk re-reads have cost here so far.
