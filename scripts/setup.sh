@@ -40,6 +40,7 @@ command -v clang >/dev/null || missing+=(clang)
 have_libclang || missing+=(libclang-dev)
 command -v unzip >/dev/null || missing+=(unzip)
 command -v tmux >/dev/null || missing+=(tmux)   # the TUI's end-to-end test
+type -P kill >/dev/null || missing+=(procps)  # the server test's SIGTERM (not the shell builtin)
 command -v sha256sum >/dev/null || missing+=(coreutils)
 ${PYTHON:-python3} -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)  # models come from PyPI
 ${PYTHON:-python3} -c "import ensurepip, venv" 2>/dev/null || missing+=(python3-venv)  # the server test's client
