@@ -39,6 +39,7 @@ command -v c++ >/dev/null || missing+=(g++)            # llama.cpp is C++
 command -v clang >/dev/null || missing+=(clang)
 have_libclang || missing+=(libclang-dev)
 command -v unzip >/dev/null || missing+=(unzip)
+command -v git >/dev/null || missing+=(git)       # vendor-llama.sh applies the llama.cpp patch with git apply
 command -v tmux >/dev/null || missing+=(tmux)   # the TUI's end-to-end test
 type -P kill >/dev/null || missing+=(procps)  # the server test's SIGTERM (not the shell builtin)
 command -v sha256sum >/dev/null || missing+=(coreutils)
