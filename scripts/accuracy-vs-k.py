@@ -27,7 +27,8 @@ question, K and quality, a row is appended to OUT.jsonl (resumable:
 rows already there are skipped): the answer, whether it contains a gold
 answer (SQuAD normalisation, as `eval` scores "contains"), whether a chunk
 read covers the answer's paragraph (retrieval's recall at K), and the
-run's stats (context_tokens, max_position, window, TTFT, notes).
+run's stats (context_tokens, max_position, window, TTFT, notes), and the
+machine and date that timed it.
 Questions run in a round-robin over the articles, so a run stopped early
 still spans many of them. --exact-k limits the K at which `exact` runs
 (its prefill grows with what it reads: 16K tokens take minutes on a
@@ -38,7 +39,9 @@ laptop CPU).
 quality's paired difference from `exact` where both ran.
 """
 import argparse
+import datetime
 import json
+import os
 import pathlib
 import random
 import re
@@ -118,6 +121,18 @@ def questions(articles: list[dict], per_article: int, seed: int) -> list[dict]:
 def covers(source: dict, q: dict) -> bool:
     lines = source.get("lines") or [0, -1]
     return source.get("path") == q["file"] and lines[0] <= q["line"] <= lines[1]
+
+
+def machine() -> str:
+    """The CPU model and core count, as `bench` names the machine, so that
+    rows pooled from several machines say which timed what."""
+    try:
+        cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        cpuinfo = ""
+    name = next((l.split(":", 1)[1].strip() for l in cpuinfo.splitlines()
+                 if l.startswith("model name")), os.uname().machine)
+    return f"{name}, {os.cpu_count()} cores"
 
 
 def k_order(k: str) -> float:
@@ -249,6 +264,7 @@ def main() -> None:
     model = ["--model", a.model] if a.model else []
     model_name = pathlib.Path(a.model).name if a.model else "default"
     todo = questions(articles, a.per_article, a.seed)[: a.limit]
+    here = machine()
     done = {(r["model"], r["id"], r["k"], r["quality"], r.get("style", "")) for r in rows}
     index = run_json([a.bin, "index", str(folder), "--json", *model])[0]
     print(f"{len(articles)} articles, {index['tokens']:,} tokens, {index['chunks']} chunks; "
@@ -276,6 +292,7 @@ def main() -> None:
                     "chunks_read": len(sources), "folder_tokens": index["tokens"],
                     **{key: stats[key] for key in ("mode", "ttft_ms", "context_tokens",
                                                    "max_position", "window", "notes")},
+                    "machine": here, "date": datetime.date.today().isoformat(),
                 }
                 with out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
