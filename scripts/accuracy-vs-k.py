@@ -41,13 +41,12 @@ quality's paired difference from `exact` where both ran.
 import argparse
 import datetime
 import json
-import os
 import pathlib
 import random
 import re
 import sys
 
-from ape_cli import run_json
+from ape_cli import machine, run_json
 
 QUALITIES = ["fast", "balanced", "exact"]
 
@@ -121,18 +120,6 @@ def questions(articles: list[dict], per_article: int, seed: int) -> list[dict]:
 def covers(source: dict, q: dict) -> bool:
     lines = source.get("lines") or [0, -1]
     return source.get("path") == q["file"] and lines[0] <= q["line"] <= lines[1]
-
-
-def machine() -> str:
-    """The CPU model and core count, as `bench` names the machine, so that
-    rows pooled from several machines say which timed what."""
-    try:
-        cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
-    except OSError:
-        cpuinfo = ""
-    name = next((l.split(":", 1)[1].strip() for l in cpuinfo.splitlines()
-                 if l.startswith("model name")), os.uname().machine)
-    return f"{name}, {os.cpu_count()} cores"
 
 
 def k_order(k: str) -> float:

@@ -1,7 +1,9 @@
 """Running the ape-chat binary from the evaluation scripts
 (needle-depths.py, accuracy-vs-k.py): its JSON output, or the command's
-error and exit."""
+error and exit; the machine that timed a row."""
 import json
+import os
+import pathlib
 import subprocess
 import sys
 
@@ -16,3 +18,15 @@ def run_json(cmd: list[str]) -> list[dict]:
         return [json.loads(p.stdout)]
     except json.JSONDecodeError:
         return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+def machine() -> str:
+    """The CPU model and core count, as `bench` names the machine, so that
+    rows pooled from several machines say which timed what."""
+    try:
+        cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        cpuinfo = ""
+    name = next((l.split(":", 1)[1].strip() for l in cpuinfo.splitlines()
+                 if l.startswith("model name")), os.uname().machine)
+    return f"{name}, {os.cpu_count()} cores"

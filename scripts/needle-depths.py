@@ -17,19 +17,21 @@ Per depth: `ape-chat index DIR` (text, vectors and the new chunks' states),
 then per quality `ape-chat --ask Q DIR --file haystack.md --top-k 1
 --json`; a row per answer is appended to OUT.jsonl (resumable: rows
 already there are skipped), with whether the answer contains the needle's
-word and the run's stats (context_tokens, max_position, window, TTFT).
+word, the run's stats (context_tokens, max_position, window, TTFT), and the
+machine and date that timed it.
 Under `exact` (sequential prefill) the model can only read its window: the
 middle of the document is cut, and the row's notes say so.
 --table prints the Markdown table of OUT.jsonl and exits.
 """
 import argparse
+import datetime
 import importlib.util
 import json
 import pathlib
 import sys
 import time
 
-from ape_cli import run_json
+from ape_cli import machine, run_json
 
 QUESTION = "What is the passphrase of the Orvald observatory?"
 ANSWER = "marigold"
@@ -167,6 +169,7 @@ def main() -> None:
                 **{k: stats[k] for k in ("mode", "ttft_ms", "context_tokens", "max_position",
                                          "window", "decode_tokens_per_s", "notes",
                                          "states_from_disk", "chunks_encoded", "scale_ape")},
+                "machine": machine(), "date": datetime.date.today().isoformat(),
             }
             with out.open("a") as f:
                 f.write(json.dumps(row) + "\n")
