@@ -144,6 +144,7 @@ def main() -> None:
     qualities = a.quality.split(",")
     done = {(r["tokens_target"], r["depth_index"], r["quality"], r["model"]) for r in rows}
     model_name = pathlib.Path(a.model).name if a.model else "default"
+    here = machine()
     for i in range(a.depths):
         todo = [q for q in qualities if (a.tokens, i, q, model_name) not in done]
         if not todo:
@@ -169,7 +170,7 @@ def main() -> None:
                 **{k: stats[k] for k in ("mode", "ttft_ms", "context_tokens", "max_position",
                                          "window", "decode_tokens_per_s", "notes",
                                          "states_from_disk", "chunks_encoded", "scale_ape")},
-                "machine": machine(), "date": datetime.date.today().isoformat(),
+                "machine": here, "date": datetime.date.today().isoformat(),
             }
             with out.open("a") as f:
                 f.write(json.dumps(row) + "\n")
