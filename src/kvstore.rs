@@ -197,6 +197,17 @@ fn running(pid: u32) -> bool {
     !proc.is_dir() || proc.join(pid.to_string()).exists()
 }
 
+/// What a garbage collection does with states no index refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unreferenced {
+    /// Remove them all: `ape-chat cache gc`, a user trimming the cache.
+    Remove,
+    /// Keep them while the budget allows, first to go past it: an index pass
+    /// that re-keys a folder (another model, a file's old content back from
+    /// `git checkout`) then finds its states instead of re-encoding them.
+    Keep,
+}
+
 /// What a garbage collection removed.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct GcReport {
@@ -273,10 +284,17 @@ impl KvStore {
     }
 
     /// Removes leftover temp files of killed writers (older than a minute),
-    /// entries no index refers to, then least-recently-used entries until the
-    /// store fits in `budget` bytes. Evicted entries that an index still
-    /// refers to are re-encoded by its next update.
-    pub fn gc(&self, referenced: &std::collections::HashSet<String>, budget: u64) -> GcReport {
+    /// then states until the store fits in `budget` bytes: those no index
+    /// refers to first, then the least recently used. `unreferenced` says
+    /// whether states no index refers to go even within the budget.
+    /// Evicted states an index still refers to are re-encoded by its next
+    /// update.
+    pub fn gc(
+        &self,
+        referenced: &std::collections::HashSet<String>,
+        budget: u64,
+        unreferenced: Unreferenced,
+    ) -> GcReport {
         let mut r = GcReport::default();
         let (mut entries, temps) = self.entries();
         let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
@@ -288,26 +306,22 @@ impl KvStore {
                 r.temp_files_removed += 1;
             }
         }
-        entries.retain(|e| {
-            if referenced.contains(&e.key) {
-                return true;
-            }
-            if std::fs::remove_file(&e.path).is_ok() {
-                r.unreferenced_removed += 1;
-                r.bytes_freed += e.bytes;
-            }
-            false
-        });
-        entries.sort_by_key(|e| e.used);
+        // Unreferenced before referenced, each least recently used first.
+        entries.sort_by_key(|e| (referenced.contains(&e.key), e.used));
         let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
         for e in &entries {
-            if total <= budget {
+            let is_referenced = referenced.contains(&e.key);
+            if total <= budget && (is_referenced || unreferenced == Unreferenced::Keep) {
                 break;
             }
             if std::fs::remove_file(&e.path).is_ok() {
                 total -= e.bytes;
-                r.evicted += 1;
                 r.bytes_freed += e.bytes;
+                if is_referenced {
+                    r.evicted += 1;
+                } else {
+                    r.unreferenced_removed += 1;
+                }
             }
         }
         r.bytes_after = total;
@@ -345,31 +359,73 @@ mod tests {
             .expect("mtime");
     }
 
-    #[test]
-    fn gc_drops_unreferenced_then_least_recently_used() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = KvStore::new(dir.path());
-        entry(&store, "aa01", 100, 30); // oldest referenced: evicted first
+    /// Four 100-byte entries: three referenced, aa01 the least recently
+    /// used; one unreferenced, cc04, used more recently than aa01 and bb03.
+    fn four(dir: &std::path::Path) -> (KvStore, HashSet<String>) {
+        let store = KvStore::new(dir);
+        entry(&store, "aa01", 100, 30);
         entry(&store, "aa02", 100, 20);
         entry(&store, "bb03", 100, 10);
-        entry(&store, "cc04", 100, 5); // unreferenced
+        entry(&store, "cc04", 100, 5);
         store.touch("aa02"); // now the most recent
         let refs: HashSet<String> = ["aa01", "aa02", "bb03"]
             .iter()
             .map(|s| s.to_string())
             .collect();
+        (store, refs)
+    }
+
+    fn left(store: &KvStore) -> Vec<&'static str> {
+        ["aa01", "aa02", "bb03", "cc04"]
+            .into_iter()
+            .filter(|k| store.path(k).exists())
+            .collect()
+    }
+
+    #[test]
+    fn gc_evicts_unreferenced_then_least_recently_used_and_keeps_what_fits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, refs) = four(dir.path());
         assert_eq!(store.stats(&refs).referenced, 3);
-        let r = store.gc(&refs, 200);
+        // Within the budget nothing goes, not even the unreferenced entry.
+        let r = store.gc(&refs, 400, Unreferenced::Keep);
         assert_eq!(
             (r.unreferenced_removed, r.evicted, r.bytes_after),
-            (1, 1, 200)
+            (0, 0, 400)
         );
-        assert!(
-            !store.path("aa01").exists()
-                && store.path("aa02").exists()
-                && store.path("bb03").exists()
+        // Past it the unreferenced entry goes first, though not the oldest.
+        let r = store.gc(&refs, 300, Unreferenced::Keep);
+        assert_eq!(
+            (r.unreferenced_removed, r.evicted, r.bytes_after),
+            (1, 0, 300)
         );
+        assert_eq!(left(&store), ["aa01", "aa02", "bb03"]);
+        // Then the least recently used referenced one.
+        let r = store.gc(&refs, 200, Unreferenced::Keep);
+        assert_eq!(
+            (r.unreferenced_removed, r.evicted, r.bytes_after),
+            (0, 1, 200)
+        );
+        assert_eq!(left(&store), ["aa02", "bb03"]);
         assert_eq!(store.clear(), 2);
         assert_eq!(store.stats(&refs).entries, 0);
+    }
+
+    #[test]
+    fn gc_that_removes_unreferenced_does_so_within_the_budget_too() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, refs) = four(dir.path());
+        let r = store.gc(&refs, 1000, Unreferenced::Remove);
+        assert_eq!(
+            (r.unreferenced_removed, r.evicted, r.bytes_after),
+            (1, 0, 300)
+        );
+        assert_eq!(left(&store), ["aa01", "aa02", "bb03"]);
+        let r = store.gc(&refs, 200, Unreferenced::Remove);
+        assert_eq!(
+            (r.unreferenced_removed, r.evicted, r.bytes_after),
+            (0, 1, 200)
+        );
+        assert_eq!(left(&store), ["aa02", "bb03"]);
     }
 }

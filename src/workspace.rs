@@ -343,8 +343,9 @@ impl<'e> Workspace<'e> {
         }))
     }
 
-    /// Closes a pass of `r`: the cache budget check (least recently used
-    /// states beyond it removed), then the index's figures.
+    /// Closes a pass of `r`: the cache budget check (states beyond it
+    /// removed, unreferenced ones first, then the least recently used; within
+    /// it none), then the index's figures.
     pub fn settle(&mut self, r: &mut UpdateReport) {
         r.states_deferred = self.backlog().states.len();
         // This folder's states are in use even when its index lives
@@ -352,7 +353,11 @@ impl<'e> Workspace<'e> {
         // `referenced_states` does not look.
         let mut referenced = crate::index::referenced_states();
         referenced.extend(self.index.state_keys());
-        r.gc = Some(self.states.store.gc(&referenced, self.options.budget_bytes));
+        r.gc = Some(self.states.store.gc(
+            &referenced,
+            self.options.budget_bytes,
+            crate::kvstore::Unreferenced::Keep,
+        ));
         r.chunks = self.index.len();
         r.bytes_on_disk = self.index.bytes_on_disk(&self.states);
     }

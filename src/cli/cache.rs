@@ -6,7 +6,7 @@ use clap::Subcommand;
 
 use super::style::bold;
 use crate::index::referenced_states;
-use crate::kvstore::KvStore;
+use crate::kvstore::{KvStore, Unreferenced};
 
 #[derive(Debug, Subcommand)]
 pub enum CacheCommand {
@@ -78,7 +78,11 @@ pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
             }
         }
         CacheCommand::Gc { budget_gb, json } => {
-            let r = store.gc(&referenced_states(), super::budget_bytes(*budget_gb));
+            let r = store.gc(
+                &referenced_states(),
+                super::budget_bytes(*budget_gb),
+                Unreferenced::Remove,
+            );
             if *json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {

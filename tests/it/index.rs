@@ -393,8 +393,11 @@ fn a_run_killed_mid_caching_resumes_and_stays_consistent() {
     );
 }
 
+/// A new prompt is a new prefix: every state is encoded again, once. The
+/// old prompt's states stay while the cache budget allows (here far within
+/// it), so going back encodes nothing; `cache gc` is what removes them.
 #[test]
-fn changing_the_system_prompt_re_encodes_every_state_once() {
+fn changing_the_system_prompt_re_encodes_every_state_once_and_changing_it_back_none() {
     let (cache, root, outside) = (tempdir(), tempdir(), tempdir());
     fixture(root.path(), outside.path());
     let run = |prompt: Option<&str>| {
@@ -407,6 +410,10 @@ fn changing_the_system_prompt_re_encodes_every_state_once() {
             c.args(["--system-prompt", p]);
         }
         let out = c.succeed();
+        serde_json::from_slice::<Value>(&out.stdout).expect("json")
+    };
+    let cache_json = |args: &[&str]| {
+        let out = ape_chat(cache.path()).arg("cache").args(args).succeed();
         serde_json::from_slice::<Value>(&out.stdout).expect("json")
     };
     let first = run(None);
@@ -423,16 +430,29 @@ fn changing_the_system_prompt_re_encodes_every_state_once() {
     );
     let again = run(Some("You are terse."));
     assert_eq!(n(&again, "chunks_encoded"), 0, "{again}");
-    let stats = ape_chat(cache.path())
-        .args(["cache", "stats", "--json"])
-        .output()
-        .expect("run");
-    let stats: Value = serde_json::from_slice(&stats.stdout).expect("json");
+
+    let back = run(None);
+    assert_eq!(n(&back, "chunks_encoded"), 0, "old states kept: {back}");
+    assert_eq!(n(&back, "states_deferred"), 0, "{back}");
+    let stats = cache_json(&["stats", "--json"]);
+    let terse = n(&stats, "entries") - n(&stats, "referenced");
+    assert_eq!(terse, n(&changed, "chunks_encoded"), "{stats}");
+    assert_eq!(n(&stats, "referenced"), terse, "one state a chunk: {stats}");
+
+    let gc = cache_json(&["gc", "--json"]);
+    assert_eq!(
+        (n(&gc, "unreferenced_removed"), n(&gc, "evicted")),
+        (terse, 0),
+        "{gc}"
+    );
+    let stats = cache_json(&["stats", "--json"]);
     assert_eq!(
         n(&stats, "referenced"),
         n(&stats, "entries"),
-        "old-prefix states were collected: {stats}"
+        "the other prompt's states were collected: {stats}"
     );
+    let last = run(None);
+    assert_eq!(n(&last, "chunks_encoded"), 0, "{last}");
 }
 
 /// A question anywhere on the machine holds background work off: while
