@@ -382,30 +382,29 @@ mod tests {
             .collect()
     }
 
+    /// One collection's (unreferenced removed, evicted, bytes after).
+    fn gc(
+        store: &KvStore,
+        refs: &HashSet<String>,
+        budget: u64,
+        mode: Unreferenced,
+    ) -> (usize, usize, u64) {
+        let r = store.gc(refs, budget, mode);
+        (r.unreferenced_removed, r.evicted, r.bytes_after)
+    }
+
     #[test]
     fn gc_evicts_unreferenced_then_least_recently_used_and_keeps_what_fits() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (store, refs) = four(dir.path());
         assert_eq!(store.stats(&refs).referenced, 3);
         // Within the budget nothing goes, not even the unreferenced entry.
-        let r = store.gc(&refs, 400, Unreferenced::Keep);
-        assert_eq!(
-            (r.unreferenced_removed, r.evicted, r.bytes_after),
-            (0, 0, 400)
-        );
+        assert_eq!(gc(&store, &refs, 400, Unreferenced::Keep), (0, 0, 400));
         // Past it the unreferenced entry goes first, though not the oldest.
-        let r = store.gc(&refs, 300, Unreferenced::Keep);
-        assert_eq!(
-            (r.unreferenced_removed, r.evicted, r.bytes_after),
-            (1, 0, 300)
-        );
+        assert_eq!(gc(&store, &refs, 300, Unreferenced::Keep), (1, 0, 300));
         assert_eq!(left(&store), ["aa01", "aa02", "bb03"]);
         // Then the least recently used referenced one.
-        let r = store.gc(&refs, 200, Unreferenced::Keep);
-        assert_eq!(
-            (r.unreferenced_removed, r.evicted, r.bytes_after),
-            (0, 1, 200)
-        );
+        assert_eq!(gc(&store, &refs, 200, Unreferenced::Keep), (0, 1, 200));
         assert_eq!(left(&store), ["aa02", "bb03"]);
         assert_eq!(store.clear(), 2);
         assert_eq!(store.stats(&refs).entries, 0);
@@ -415,17 +414,9 @@ mod tests {
     fn gc_that_removes_unreferenced_does_so_within_the_budget_too() {
         let dir = tempfile::tempdir().expect("tempdir");
         let (store, refs) = four(dir.path());
-        let r = store.gc(&refs, 1000, Unreferenced::Remove);
-        assert_eq!(
-            (r.unreferenced_removed, r.evicted, r.bytes_after),
-            (1, 0, 300)
-        );
+        assert_eq!(gc(&store, &refs, 1000, Unreferenced::Remove), (1, 0, 300));
         assert_eq!(left(&store), ["aa01", "aa02", "bb03"]);
-        let r = store.gc(&refs, 200, Unreferenced::Remove);
-        assert_eq!(
-            (r.unreferenced_removed, r.evicted, r.bytes_after),
-            (0, 1, 200)
-        );
+        assert_eq!(gc(&store, &refs, 200, Unreferenced::Remove), (0, 1, 200));
         assert_eq!(left(&store), ["aa02", "bb03"]);
     }
 }
