@@ -36,7 +36,9 @@ laptop CPU).
 
 --table prints, per model, accuracy ("contains") per K and quality with
 95 % intervals resampled by article, recall at K, and each cached
-quality's paired difference from `exact` where both ran.
+quality's paired difference from `exact` where both ran; then the counts
+the README's text quotes (paired wins and losses between reads, right at
+any K, the narrowest K's retrieval misses) and TTFT medians per machine.
 """
 import argparse
 import datetime
@@ -44,6 +46,7 @@ import json
 import pathlib
 import random
 import re
+import statistics
 import sys
 
 from ape_cli import machine, run_json
@@ -166,6 +169,70 @@ def cut_to_window(row: dict) -> bool:
     return any("left out to fit" in n for n in row["notes"])
 
 
+def secs(t: float, digits_under: float = 10) -> str:
+    return f"{t:.1f}" if t < digits_under else f"{t:.0f}"
+
+
+def counts(rows: list[dict], qs: list[str], ks: list[str]) -> str:
+    """The counts the README's prose quotes, from the same rows as the
+    table: paired wins and losses (the widest read against the narrowest
+    and against `exact`'s widest, and against `exact` at each K),
+    right at any K, what the narrowest K's retrieval missed, and TTFT per
+    machine the rows name (machines differ in speed: rows that name none
+    are pooled as "not recorded")."""
+    right = {(r["id"], r["k"], r["quality"]): r["right"] for r in rows}
+    gold = {(r["id"], r["k"]): r["gold_read"] for r in rows}
+    ids = list(dict.fromkeys(r["id"] for r in rows))
+    ran = {q: [k for k in ks if any((i, k, q) in right for i in ids)] for q in qs}
+
+    def paired(a: tuple[str, str], b: tuple[str, str]) -> str:
+        both = [i for i in ids if (i, *a) in right and (i, *b) in right]
+        only_a = sum(right[(i, *a)] and not right[(i, *b)] for i in both)
+        only_b = sum(right[(i, *b)] and not right[(i, *a)] for i in both)
+        return (f"`{a[1]}` at K = {a[0]} vs `{b[1]}` at K = {b[0]}: right only at the first on "
+                f"{only_a}, only at the second on {only_b} (of {len(both)})")
+
+    out = []
+    for q in qs:
+        if not ran[q]:
+            continue
+        wide, narrow = ran[q][-1], ran[q][0]
+        if wide != narrow:
+            out.append("- " + paired((wide, q), (narrow, q)))
+        if q != "exact" and ran.get("exact"):
+            if wide not in ran["exact"]:
+                out.append("- " + paired((wide, q), (ran["exact"][-1], "exact")))
+            for k in (k for k in ran[q] if k in ran["exact"]):
+                out.append("- " + paired((k, q), (k, "exact")))
+    for q in qs:
+        n = sum(any(right.get((i, k, q)) for k in ran[q]) for i in ids)
+        out.append(f"- `{q}` right at any of its K ({', '.join(ran[q])}): {n} of {len(ids)}")
+    narrow = ks[0]
+    missed = [i for i in ids if (i, narrow) in gold and not gold[(i, narrow)]]
+    out.append(f"- the answer's paragraph not among the first {narrow}: {len(missed)} of {len(ids)}")
+    for i in missed:
+        first = next((k for k in ks if gold.get((i, k))), "never")
+        rescued = "; ".join(f"`{q}` right at K = {', '.join(k for k in ran[q] if right.get((i, k, q))) or 'none'}"
+                            for q in qs)
+        out.append(f"  - {i}: first read at K = {first}; {rescued}")
+    out.append(f"- cached qualities' largest position: "
+               f"{max((r['max_position'] for r in rows if r['quality'] != 'exact'), default=0):,}; "
+               f"`exact`'s largest read: "
+               f"{max((r['context_tokens'] for r in rows if r['quality'] == 'exact'), default=0):,} tokens")
+    out.append("\nTTFT per answer, median (range), per machine\n")
+    out.append("| machine | questions | K | " + " | ".join(f"`{q}`" for q in qs) + " |")
+    out.append("|" + "---|" * (3 + len(qs)))
+    for m in sorted({r.get("machine", "not recorded") for r in rows}):
+        here = [r for r in rows if r.get("machine", "not recorded") == m]
+        for k in ks:
+            cells = []
+            for q in qs:
+                t = sorted(r["ttft_ms"] / 1e3 for r in here if r["k"] == k and r["quality"] == q)
+                cells.append(f"{secs(statistics.median(t), 100)} s ({secs(t[0])}–{secs(t[-1])})" if t else "—")
+            out.append(f"| {m} | {len({r['id'] for r in here})} | {k} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def table(rows: list[dict], resamples: int) -> str:
     out = []
     for model in sorted({r["model"] for r in rows}):
@@ -200,6 +267,7 @@ def table(rows: list[dict], resamples: int) -> str:
                     cells.append(fmt(bootstrap(pairs, lambda r: r["diff"], resamples), True)
                                  if pairs else "—")
             out.append("| " + " | ".join(map(str, cells)) + " |")
+        out.append(counts(mine, qs, ks))
         cut = [r for r in mine if r["quality"] == "exact" and cut_to_window(r)]
         if cut:
             out.append(f"\n`exact` cut the middle to fit the window on {len(cut)} answers "
