@@ -9,8 +9,8 @@ usage: scripts/accuracy-vs-k.py OUT.jsonl [--k 5,10,20,50,100,all]
            [--quality fast,balanced,exact] [--exact-k LIST] [--articles N]
            [--per-article 4] [--seed 7] [--dir /tmp/accuracy-vs-k]
            [--squad FILE] [--model GGUF] [--bin ape-chat] [--max-tokens 24]
-           [--style "Answer in a few words."] [--limit N] [--table]
-           [--resamples 2000]
+           [--style "Answer in a few words."] [--limit N] [--missed-by K0]
+           [--table] [--resamples 2000]
 
 The documents: SQuAD v2 dev's evaluation articles (those `ape-chat convert
 --articles evaluation` uses; every fourth article is kept for calibration
@@ -34,14 +34,28 @@ still spans many of them. --exact-k limits the K at which `exact` runs
 (its prefill grows with what it reads: 16K tokens take minutes on a
 laptop CPU).
 
+--missed-by K0 asks, instead, the questions top-K0 retrieval misses: the
+set where reading more could rescue an answer (the paper's LongBench gain
+from retrieving more), which the spread questions rarely test (top-5
+finds their paragraph for 94-97 % of them). Every answerable question of
+the articles (seeded order, round-robin over the articles) is screened
+by one `--ask --top-k K0 --quality fast --max-tokens 1`, the same
+retrieval as the grid's K = K0, until --per-article missed ones per
+article are found; what was screened is kept in OUT.screen.jsonl next to
+OUT (resumable, and the source of the miss rate). Write each set to its
+own OUT: the script refuses to mix them.
+
 --table prints, per model, accuracy ("contains") per K and quality with
 95 % intervals resampled by article, recall at K, and each cached
 quality's paired difference from `exact` where both ran; then the counts
 the README's text quotes (paired wins and losses between reads, right at
-any K, the narrowest K's retrieval misses) and TTFT medians per machine.
+any K, the narrowest K's retrieval misses) and TTFT medians per machine;
+for a --missed-by set, also the screening's miss rate and the missed
+paragraphs' retrieval ranks at the widest K.
 """
 import argparse
 import datetime
+import itertools
 import json
 import pathlib
 import random
@@ -93,36 +107,95 @@ def write_folder(folder: pathlib.Path, articles: list[dict]) -> None:
             tmp.replace(path)
 
 
+def entry(q: dict, i: int, a: dict, p_i: int) -> dict:
+    """A question as the run asks and scores it: its gold answers and the
+    file and line of its paragraph."""
+    return {
+        "id": q["id"], "question": q["question"].strip(),
+        "answers": sorted({x["text"] for x in q["answers"]}),
+        "article": i, "title": a["title"], "file": file_name(i, a["title"]),
+        "paragraph": p_i, "line": 3 + 2 * p_i,
+    }
+
+
+def answerable(p: dict) -> list[dict]:
+    return [q for q in p["qas"] if not q.get("is_impossible") and q["answers"]]
+
+
+def round_robin(per_article: list[list[dict]]) -> list[dict]:
+    """One question of each article in turn, so a run stopped early still
+    spans many articles; the longer lists' tails at the end."""
+    return [q for round_ in zip(*per_article) for q in round_] + [
+        q for qs in per_article for q in qs[min(map(len, per_article)):]
+    ]
+
+
 def questions(articles: list[dict], per_article: int, seed: int) -> list[dict]:
     """per_article answerable questions of each article, from distinct
     paragraphs where it has enough, in a round-robin over the articles."""
     rng = random.Random(seed)
     chosen = []
     for i, a in enumerate(articles):
-        by_paragraph = []
-        for p_i, p in enumerate(a["paragraphs"]):
-            qs = [q for q in p["qas"] if not q.get("is_impossible") and q["answers"]]
-            if qs:
-                by_paragraph.append((p_i, qs))
+        by_paragraph = [(p_i, qs) for p_i, p in enumerate(a["paragraphs"]) if (qs := answerable(p))]
         rng.shuffle(by_paragraph)
-        picked = []
-        for p_i, qs in by_paragraph[:per_article]:
-            q = rng.choice(qs)
-            picked.append({
-                "id": q["id"], "question": q["question"].strip(),
-                "answers": sorted({x["text"] for x in q["answers"]}),
-                "article": i, "title": a["title"], "file": file_name(i, a["title"]),
-                "paragraph": p_i, "line": 3 + 2 * p_i,
-            })
-        chosen.append(picked)
-    return [q for round_ in zip(*chosen) for q in round_] + [
-        q for qs in chosen for q in qs[min(map(len, chosen)):]
-    ]
+        chosen.append([entry(rng.choice(qs), i, a, p_i) for p_i, qs in by_paragraph[:per_article]])
+    return round_robin(chosen)
+
+
+def candidates(articles: list[dict], seed: int) -> list[dict]:
+    """Every answerable question of the articles, each article's in a
+    seeded order, in a round-robin over the articles: the pool --missed-by
+    screens."""
+    rng = random.Random(seed)
+    per_article = []
+    for i, a in enumerate(articles):
+        qs = [entry(q, i, a, p_i) for p_i, p in enumerate(a["paragraphs"]) for q in answerable(p)]
+        rng.shuffle(qs)
+        per_article.append(qs)
+    return round_robin(per_article)
+
+
+def screen_path(out: pathlib.Path) -> pathlib.Path:
+    """Where --missed-by keeps what it screened, next to the rows."""
+    return out.with_name(out.name.removesuffix(".jsonl") + ".screen.jsonl")
+
+
+def missed_questions(pool: list[dict], k0: str, per_article: int, screen: pathlib.Path,
+                     model_name: str, style: str, ask):
+    """The questions of the pool whose paragraph the top-k0 retrieval
+    misses, at most per_article per article, in the pool's order. Each
+    question is screened once by ask(q, k0) (its sources), and the outcome
+    kept in `screen` (resumable; the README quotes the miss rate from it)."""
+    seen = {}
+    if screen.exists():
+        for line in screen.read_text().splitlines():
+            r = json.loads(line)
+            if (r["model"], r["k"], r["style"]) == (model_name, k0, style):
+                seen[r["id"]] = r["gold_read"]
+    taken: dict[int, int] = {}
+    for q in pool:
+        if taken.get(q["article"], 0) >= per_article:
+            continue
+        if q["id"] not in seen:
+            sources = ask(q, k0)
+            seen[q["id"]] = any(covers(s, q) for s in sources)
+            with screen.open("a") as f:
+                f.write(json.dumps({"model": model_name, "id": q["id"], "article": q["article"],
+                                    "k": k0, "style": style, "gold_read": seen[q["id"]]}) + "\n")
+        if not seen[q["id"]]:
+            taken[q["article"]] = taken.get(q["article"], 0) + 1
+            yield q
 
 
 def covers(source: dict, q: dict) -> bool:
     lines = source.get("lines") or [0, -1]
     return source.get("path") == q["file"] and lines[0] <= q["line"] <= lines[1]
+
+
+def gold_rank(sources: list[dict], q: dict):
+    """The retrieval rank of the first chunk read that covers the answer's
+    paragraph, or None."""
+    return next((s.get("rank", i + 1) for i, s in enumerate(sources) if covers(s, q)), None)
 
 
 def k_order(k: str) -> float:
@@ -233,7 +306,32 @@ def counts(rows: list[dict], qs: list[str], ks: list[str]) -> str:
     return "\n".join(out)
 
 
-def table(rows: list[dict], resamples: int) -> str:
+def screening(rows: list[dict], screened: list[dict]) -> str:
+    """What --missed-by screened for these rows: how many questions, how
+    many the top K0 missed, and where the widest read found the missed
+    ones' paragraphs."""
+    k0 = rows[0]["missed_by"]
+    mine = [s for s in screened if (s["model"], s["k"], s["style"]) == (rows[0]["model"], k0, rows[0]["style"])]
+    missed = sum(not s["gold_read"] for s in mine)
+    out = [f"- screened: {len(mine)} questions of {len({s['article'] for s in mine})} articles; "
+           f"the top {k0} missed the answer's paragraph on {missed}"
+           + (f" ({missed / len(mine):.1%})" if mine else "")]
+    leaked = {r["id"] for r in rows if r["k"] == k0 and r["gold_read"]}
+    if leaked:
+        out.append(f"- WARNING: {len(leaked)} questions' paragraph was read at K = {k0} after all "
+                   f"(retrieval changed since screening?): {', '.join(sorted(leaked))}")
+    widest = max({r["k"] for r in rows}, key=k_order)
+    ranks = {r["id"]: r.get("gold_rank") for r in rows if r["k"] == widest}
+    found = sorted(v for v in ranks.values() if v is not None)
+    if found:
+        out.append(f"- the paragraph's retrieval rank at K = {widest}: median {found[len(found) // 2]}, "
+                   f"range {found[0]}–{found[-1]}; within 10: {sum(v <= 10 for v in found)}, 20: "
+                   f"{sum(v <= 20 for v in found)}, 50: {sum(v <= 50 for v in found)}, 100: "
+                   f"{sum(v <= 100 for v in found)}, not read: {len(ranks) - len(found)} (of {len(ranks)})")
+    return "\n".join(out)
+
+
+def table(rows: list[dict], resamples: int, screened: list[dict] = ()) -> str:
     out = []
     for model in sorted({r["model"] for r in rows}):
         mine = [r for r in rows if r["model"] == model]
@@ -242,7 +340,9 @@ def table(rows: list[dict], resamples: int) -> str:
         window = mine[0]["window"]
         articles = len({r["article"] for r in mine})
         questions_ = len({r["id"] for r in mine})
-        out.append(f"{model}: window {window:,}; {questions_} questions over {articles} articles; "
+        which = (f"questions whose paragraph the top {mine[0]['missed_by']} missed"
+                 if mine[0].get("missed_by") else "questions")
+        out.append(f"{model}: window {window:,}; {questions_} {which} over {articles} articles; "
                    f"\"contains\" with 95 % intervals resampled by article\n")
         head = ["K", "tokens read (median; `exact`)", "answer's paragraph read"] + [f"`{q}`" for q in qs]
         cached = [q for q in qs if q != "exact"]
@@ -268,6 +368,8 @@ def table(rows: list[dict], resamples: int) -> str:
                                  if pairs else "—")
             out.append("| " + " | ".join(map(str, cells)) + " |")
         out.append(counts(mine, qs, ks))
+        if mine[0].get("missed_by"):
+            out.append(screening(mine, screened))
         cut = [r for r in mine if r["quality"] == "exact" and cut_to_window(r)]
         if cut:
             out.append(f"\n`exact` cut the middle to fit the window on {len(cut)} answers "
@@ -293,13 +395,20 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=24)
     ap.add_argument("--style", default="Answer in a few words.")
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
+    ap.add_argument("--missed-by", default=None, metavar="K0",
+                    help="only questions whose paragraph the top-K0 retrieval misses")
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--resamples", type=int, default=2000)
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     rows = [json.loads(l) for l in out.read_text().splitlines() if l.strip()] if out.exists() else []
+    if any(r.get("missed_by") != a.missed_by for r in rows) and not a.table:
+        sys.exit(f"{out}: holds rows of another question set than --missed-by {a.missed_by} "
+                 "asks for; write each set to its own file")
     if a.table:
-        print(table(rows, a.resamples))
+        screen = screen_path(out)
+        screened = [json.loads(l) for l in screen.read_text().splitlines()] if screen.exists() else []
+        print(table(rows, a.resamples, screened))
         return
     ks = [k.strip() for k in a.k.split(",")]
     for k in ks:
@@ -318,12 +427,28 @@ def main() -> None:
     write_folder(folder, articles)
     model = ["--model", a.model] if a.model else []
     model_name = pathlib.Path(a.model).name if a.model else "default"
-    todo = questions(articles, a.per_article, a.seed)[: a.limit]
     here = machine()
     done = {(r["model"], r["id"], r["k"], r["quality"], r.get("style", "")) for r in rows}
     index = run_json([a.bin, "index", str(folder), "--json", *model])[0]
-    print(f"{len(articles)} articles, {index['tokens']:,} tokens, {index['chunks']} chunks; "
-          f"{len(todo)} questions", flush=True)
+
+    def ask(q: dict, k: str, quality: str = "fast", max_tokens: int = 1) -> list[dict]:
+        asked = f"{q['question']} {a.style}".strip()
+        return run_json([a.bin, "--ask", asked, str(folder), "--top-k", k, "--quality", quality,
+                         "--max-tokens", str(max_tokens), "--json", *model])
+
+    if a.missed_by:
+        if not (a.missed_by.isdigit() and int(a.missed_by) > 0):
+            sys.exit(f"--missed-by: {a.missed_by!r} is not a positive number of chunks")
+        todo = itertools.islice(missed_questions(
+            candidates(articles, a.seed), a.missed_by, a.per_article, screen_path(out), model_name,
+            a.style, lambda q, k: next(e for e in ask(q, k) if e.get("type") == "sources")["sources"]),
+            a.limit)
+        what = f"questions whose paragraph the top {a.missed_by} miss (screened as they come)"
+    else:
+        todo = questions(articles, a.per_article, a.seed)[: a.limit]
+        what = f"{len(todo)} questions"
+    print(f"{len(articles)} articles, {index['tokens']:,} tokens, {index['chunks']} chunks; {what}",
+          flush=True)
     for q in todo:
         for k in ks:
             for quality in qualities:
@@ -331,10 +456,7 @@ def main() -> None:
                     continue
                 if (model_name, q["id"], k, quality, a.style) in done:
                     continue
-                asked = f"{q['question']} {a.style}".strip()
-                events = run_json([a.bin, "--ask", asked, str(folder), "--top-k", k,
-                                   "--quality", quality, "--max-tokens", str(a.max_tokens),
-                                   "--json", *model])
+                events = ask(q, k, quality, a.max_tokens)
                 answer = next(e for e in events if e.get("type") == "answer")["text"]
                 stats = next(e for e in events if e.get("type") == "stats")
                 sources = next(e for e in events if e.get("type") == "sources")["sources"]
@@ -344,10 +466,12 @@ def main() -> None:
                     "style": a.style, "k": k, "quality": quality, "answer": answer,
                     "right": contains(answer, q["answers"]),
                     "gold_read": any(covers(s, q) for s in sources),
+                    "gold_rank": gold_rank(sources, q),
                     "chunks_read": len(sources), "folder_tokens": index["tokens"],
                     **{key: stats[key] for key in ("mode", "ttft_ms", "context_tokens",
                                                    "max_position", "window", "notes")},
                     "machine": here, "date": datetime.date.today().isoformat(),
+                    **({"missed_by": a.missed_by} if a.missed_by else {}),
                 }
                 with out.open("a") as f:
                     f.write(json.dumps(row) + "\n")
