@@ -325,7 +325,8 @@ def screening(rows: list[dict], screened: list[dict]) -> str:
     found = sorted(v for v in ranks.values() if v is not None)
     if found:
         out.append(f"- the paragraph's retrieval rank at K = {widest}: median {found[len(found) // 2]}, "
-                   f"range {found[0]}–{found[-1]}; within 10: {sum(v <= 10 for v in found)}, 20: "
+                   f"range {found[0]}–{found[-1]}; within {k0}: {sum(v <= int(k0) for v in found)} "
+                   f"(retrieval fuses deeper rankings at a larger K), 10: {sum(v <= 10 for v in found)}, 20: "
                    f"{sum(v <= 20 for v in found)}, 50: {sum(v <= 50 for v in found)}, 100: "
                    f"{sum(v <= 100 for v in found)}, not read: {len(ranks) - len(found)} (of {len(ranks)})")
     return "\n".join(out)
