@@ -404,8 +404,11 @@ def main() -> None:
     out = pathlib.Path(a.out)
     rows = [json.loads(l) for l in out.read_text().splitlines() if l.strip()] if out.exists() else []
     if any(r.get("missed_by") != a.missed_by for r in rows) and not a.table:
-        sys.exit(f"{out}: holds rows of another question set than --missed-by {a.missed_by} "
-                 "asks for; write each set to its own file")
+        asked = f"--missed-by {a.missed_by}" if a.missed_by else "the spread questions"
+        sys.exit(f"{out}: holds rows of another question set than {asked}; "
+                 "write each set to its own file")
+    if a.missed_by and not (a.missed_by.isdigit() and int(a.missed_by) > 0):
+        sys.exit(f"--missed-by: {a.missed_by!r} is not a positive number of chunks")
     if a.table:
         screen = screen_path(out)
         screened = [json.loads(l) for l in screen.read_text().splitlines()] if screen.exists() else []
@@ -438,8 +441,6 @@ def main() -> None:
                          "--max-tokens", str(max_tokens), "--json", *model])
 
     if a.missed_by:
-        if not (a.missed_by.isdigit() and int(a.missed_by) > 0):
-            sys.exit(f"--missed-by: {a.missed_by!r} is not a positive number of chunks")
         todo = itertools.islice(missed_questions(
             candidates(articles, a.seed), a.missed_by, a.per_article, screen_path(out), model_name,
             a.style, lambda q, k: next(e for e in ask(q, k) if e.get("type") == "sources")["sources"]),
