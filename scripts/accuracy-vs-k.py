@@ -160,6 +160,12 @@ def screen_path(out: pathlib.Path) -> pathlib.Path:
     return out.with_name(out.name.removesuffix(".jsonl") + ".screen.jsonl")
 
 
+def screen_key(r: dict) -> tuple:
+    """What a screening outcome depends on besides the question: the
+    model's chunks, K0 and the words asked."""
+    return r["model"], r["k"], r["style"]
+
+
 def missed_questions(pool: list[dict], k0: str, per_article: int, screen: pathlib.Path,
                      model_name: str, style: str, ask):
     """The questions of the pool whose paragraph the top-k0 retrieval
@@ -170,15 +176,14 @@ def missed_questions(pool: list[dict], k0: str, per_article: int, screen: pathli
     if screen.exists():
         for line in screen.read_text().splitlines():
             r = json.loads(line)
-            if (r["model"], r["k"], r["style"]) == (model_name, k0, style):
+            if screen_key(r) == (model_name, k0, style):
                 seen[r["id"]] = r["gold_read"]
     taken: dict[int, int] = {}
     for q in pool:
         if taken.get(q["article"], 0) >= per_article:
             continue
         if q["id"] not in seen:
-            sources = ask(q, k0)
-            seen[q["id"]] = any(covers(s, q) for s in sources)
+            seen[q["id"]] = gold_rank(ask(q, k0), q) is not None
             with screen.open("a") as f:
                 f.write(json.dumps({"model": model_name, "id": q["id"], "article": q["article"],
                                     "k": k0, "style": style, "gold_read": seen[q["id"]]}) + "\n")
@@ -195,7 +200,7 @@ def covers(source: dict, q: dict) -> bool:
 def gold_rank(sources: list[dict], q: dict):
     """The retrieval rank of the first chunk read that covers the answer's
     paragraph, or None."""
-    return next((s.get("rank", i + 1) for i, s in enumerate(sources) if covers(s, q)), None)
+    return next((s["rank"] for s in sources if covers(s, q)), None)
 
 
 def k_order(k: str) -> float:
@@ -311,7 +316,7 @@ def screening(rows: list[dict], screened: list[dict]) -> str:
     many the top K0 missed, and where the widest read found the missed
     ones' paragraphs."""
     k0 = rows[0]["missed_by"]
-    mine = [s for s in screened if (s["model"], s["k"], s["style"]) == (rows[0]["model"], k0, rows[0]["style"])]
+    mine = [s for s in screened if screen_key(s) == (rows[0]["model"], k0, rows[0]["style"])]
     missed = sum(not s["gold_read"] for s in mine)
     out = [f"- screened: {len(mine)} questions of {len({s['article'] for s in mine})} articles; "
            f"the top {k0} missed the answer's paragraph on {missed}"
@@ -324,11 +329,10 @@ def screening(rows: list[dict], screened: list[dict]) -> str:
     ranks = {r["id"]: r.get("gold_rank") for r in rows if r["k"] == widest}
     found = sorted(v for v in ranks.values() if v is not None)
     if found:
-        out.append(f"- the paragraph's retrieval rank at K = {widest}: median {found[len(found) // 2]}, "
-                   f"range {found[0]}–{found[-1]}; within {k0}: {sum(v <= int(k0) for v in found)} "
-                   f"(retrieval fuses deeper rankings at a larger K), 10: {sum(v <= 10 for v in found)}, 20: "
-                   f"{sum(v <= 20 for v in found)}, 50: {sum(v <= 50 for v in found)}, 100: "
-                   f"{sum(v <= 100 for v in found)}, not read: {len(ranks) - len(found)} (of {len(ranks)})")
+        # Ranks within K0 happen: a larger K fuses deeper rankings.
+        out.append(f"- the paragraphs' retrieval ranks at K = {widest}: {', '.join(map(str, found))} "
+                   f"(median {found[len(found) // 2]}); not read: {len(ranks) - len(found)} "
+                   f"of {len(ranks)}")
     return "\n".join(out)
 
 
@@ -435,17 +439,22 @@ def main() -> None:
     done = {(r["model"], r["id"], r["k"], r["quality"], r.get("style", "")) for r in rows}
     index = run_json([a.bin, "index", str(folder), "--json", *model])[0]
 
-    def ask(q: dict, k: str, quality: str = "fast", max_tokens: int = 1) -> list[dict]:
+    def ask(q: dict, k: str, quality: str, max_tokens: int) -> list[dict]:
         asked = f"{q['question']} {a.style}".strip()
         return run_json([a.bin, "--ask", asked, str(folder), "--top-k", k, "--quality", quality,
                          "--max-tokens", str(max_tokens), "--json", *model])
 
+    def sources(events: list[dict]) -> list[dict]:
+        return next(e for e in events if e.get("type") == "sources")["sources"]
+
     if a.missed_by:
+        pool = candidates(articles, a.seed)
+        # Screening needs retrieval only: the cheapest answer shows it.
         todo = itertools.islice(missed_questions(
-            candidates(articles, a.seed), a.missed_by, a.per_article, screen_path(out), model_name,
-            a.style, lambda q, k: next(e for e in ask(q, k) if e.get("type") == "sources")["sources"]),
-            a.limit)
-        what = f"questions whose paragraph the top {a.missed_by} miss (screened as they come)"
+            pool, a.missed_by, a.per_article, screen_path(out), model_name, a.style,
+            lambda q, k: sources(ask(q, k, "fast", 1))), a.limit)
+        what = (f"questions whose paragraph the top {a.missed_by} miss, screened as they come "
+                f"from {len(pool):,} answerable ones")
     else:
         todo = questions(articles, a.per_article, a.seed)[: a.limit]
         what = f"{len(todo)} questions"
@@ -461,15 +470,15 @@ def main() -> None:
                 events = ask(q, k, quality, a.max_tokens)
                 answer = next(e for e in events if e.get("type") == "answer")["text"]
                 stats = next(e for e in events if e.get("type") == "stats")
-                sources = next(e for e in events if e.get("type") == "sources")["sources"]
+                read = sources(events)
+                rank = gold_rank(read, q)
                 row = {
                     "model": model_name, "id": q["id"], "article": q["article"],
                     "title": q["title"], "question": q["question"], "answers": q["answers"],
                     "style": a.style, "k": k, "quality": quality, "answer": answer,
                     "right": contains(answer, q["answers"]),
-                    "gold_read": any(covers(s, q) for s in sources),
-                    "gold_rank": gold_rank(sources, q),
-                    "chunks_read": len(sources), "folder_tokens": index["tokens"],
+                    "gold_read": rank is not None, "gold_rank": rank,
+                    "chunks_read": len(read), "folder_tokens": index["tokens"],
                     **{key: stats[key] for key in ("mode", "ttft_ms", "context_tokens",
                                                    "max_position", "window", "notes")},
                     "machine": here, "date": datetime.date.today().isoformat(),
