@@ -160,6 +160,18 @@ if ! "$CLIENT_VENV/bin/python" -c "import openai" 2>/dev/null; then
   "$CLIENT_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "openai==3.51.0"
 fi
 
+# Two more OpenAI-compatible clients people use, for the same test
+# (tests/server/other_clients.py): `llm` and LangChain's ChatOpenAI.
+CLIENTS_VENV="$CACHE/clients-venv"
+if ! "$CLIENTS_VENV/bin/python" -c "import langchain_openai" 2>/dev/null \
+    || ! [ -x "$CLIENTS_VENV/bin/llm" ]; then
+  say "installing llm and langchain-openai for the server test"
+  rm -rf "$CLIENTS_VENV"
+  ${PYTHON:-python3} -m venv "$CLIENTS_VENV"
+  "$CLIENTS_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "llm==0.36" "langchain-openai==1.7.4"
+fi
+
 # Downloaded wheels are only a staging area once the files are verified.
 rm -rf "$DL"
 say "models in $MODELS"

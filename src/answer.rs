@@ -225,6 +225,10 @@ pub struct AskOptions {
     /// [`Quality::BALANCED_WHOLE`]; [`WHOLE_REREAD_BUDGET`]).
     pub whole_mode: Option<Mode>,
     pub generate: GenerateOptions,
+    /// Most chunks one answer may read, `top_k` and `files` together (a
+    /// server's per-request limit; more is the request's fault). None: the
+    /// memory budget alone.
+    pub max_chunks: Option<usize>,
 }
 
 impl Default for AskOptions {
@@ -241,6 +245,7 @@ impl Default for AskOptions {
             mode,
             whole_mode,
             generate: GenerateOptions::default(),
+            max_chunks: None,
         }
     }
 }
@@ -319,6 +324,14 @@ pub fn ask(
         &pinned,
         options.retrieval,
     )?;
+    if let Some(max) = options.max_chunks {
+        if hits.len() > max {
+            return Err(IndexError::TooManyChunks {
+                chunks: hits.len(),
+                max,
+            });
+        }
+    }
     let retrieval = t0.elapsed();
     let engine = states.engine;
     let bare = states.layout.conversation(engine, &[], "").len();
@@ -405,6 +418,12 @@ pub fn ask(
             }
         });
         kept.push((hit, chunk));
+    }
+    if reads.unreadable > 0 {
+        notes.push(format!(
+            "{} cached chunk states could not be read from disk (kept there): encoded for this answer",
+            reads.unreadable
+        ));
     }
     let mut ranking = reading_ranking(mode, &kept, &pinned);
     if let Some(budget) = planned.sequential_tokens {

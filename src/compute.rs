@@ -14,14 +14,20 @@
 //! first), wherever it runs.
 
 use std::fs::{File, OpenOptions, TryLockError};
-use std::io;
+use std::io::{self, Read, Seek, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+
+/// How long a question waits for another computation before it says why
+/// it cannot go on (a stopped process, Ctrl-Z, holds the lock for good):
+/// longer than the longest honest answer on a slow machine.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The machine's locks, under the cache directory.
 #[derive(Clone, Debug)]
 pub struct Budget {
     dir: PathBuf,
+    timeout: Duration,
 }
 
 /// Locks held until dropped.
@@ -39,7 +45,16 @@ impl Default for Budget {
 impl Budget {
     /// The locks in `dir` (tests use their own).
     pub fn at(dir: PathBuf) -> Self {
-        Self { dir }
+        Self {
+            dir,
+            timeout: LOCK_TIMEOUT,
+        }
+    }
+
+    /// Waits at most `timeout` for the compute lock.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     fn open(&self, name: &str) -> io::Result<File> {
@@ -47,8 +62,47 @@ impl Budget {
         OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(self.dir.join(name))
+    }
+
+    /// The compute lock, waited for at most the timeout; it then holds
+    /// this process's id, for the message another process may need.
+    fn compute(&self) -> io::Result<File> {
+        let mut f = self.open("compute.lock")?;
+        let deadline = Instant::now() + self.timeout;
+        let mut wait = Duration::from_millis(2);
+        loop {
+            match f.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(Duration::from_millis(10));
+                }
+                Err(TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = f.read_to_string(&mut holder);
+                    let who = match holder.trim().parse::<u32>() {
+                        Ok(pid) => format!("ape-chat process {pid}"),
+                        Err(_) => "another ape-chat process".into(),
+                    };
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "{who} has kept the model's cores for over {} s; if it is stopped \
+                             (Ctrl-Z), resume or end it",
+                            self.timeout.as_secs()
+                        ),
+                    ));
+                }
+                Err(TryLockError::Error(e)) => return Err(e),
+            }
+        }
+        let _ = f.set_len(0);
+        let _ = f.rewind();
+        let _ = write!(f, "{}", std::process::id());
+        Ok(f)
     }
 
     /// For a question about to be asked: background work anywhere yields
@@ -64,15 +118,14 @@ impl Budget {
     /// flight to end.
     pub fn question(&self) -> io::Result<Held> {
         let mut held = self.announce()?;
-        let compute = self.open("compute.lock")?;
-        compute.lock()?;
-        held._files.insert(0, compute);
+        held._files.insert(0, self.compute()?);
         Ok(held)
     }
 
     /// For one unit of background work: `None` while a question waits or
-    /// runs anywhere on the machine (try again later), else the compute
-    /// lock once the unit in flight elsewhere (if any) is done.
+    /// runs anywhere on the machine, or the compute lock stays held past
+    /// the timeout (try again later), else the compute lock once the unit
+    /// in flight elsewhere (if any) is done.
     pub fn background(&self) -> io::Result<Option<Held>> {
         let ask = self.open("ask.lock")?;
         match ask.try_lock() {
@@ -81,11 +134,13 @@ impl Budget {
             Err(TryLockError::Error(e)) => return Err(e),
         }
         drop(ask);
-        let compute = self.open("compute.lock")?;
-        compute.lock()?;
-        Ok(Some(Held {
-            _files: vec![compute],
-        }))
+        match self.compute() {
+            Ok(compute) => Ok(Some(Held {
+                _files: vec![compute],
+            })),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Whether a question waits or runs anywhere (cheap; for long loops
@@ -155,6 +210,24 @@ mod tests {
         assert!(after_a_look(&mut check), "a question was announced");
         drop(announced);
         assert!(!after_a_look(&mut check), "the question is gone");
+    }
+
+    /// A holder that never lets go (a process stopped with Ctrl-Z): the
+    /// question says who holds the cores instead of waiting for ever, and
+    /// background work just yields.
+    #[test]
+    fn a_lock_held_for_good_is_a_clear_error_not_a_hang() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let holder = Budget::at(dir.path().to_path_buf());
+        let _held = holder.background().expect("lock").expect("unit");
+        let waiter = Budget::at(dir.path().to_path_buf()).with_timeout(Duration::from_millis(100));
+        let e = waiter.question().expect_err("times out");
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        let pid = std::process::id().to_string();
+        assert!(e.to_string().contains(&pid), "{e}");
+        assert!(e.to_string().contains("Ctrl-Z"), "{e}");
+        drop(e);
+        assert!(waiter.background().expect("no error").is_none());
     }
 
     #[test]

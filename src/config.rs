@@ -28,6 +28,9 @@ pub struct FileConfig {
     pub system_prompt: Option<String>,
     pub chunk_tokens: Option<usize>,
     pub top_k: Option<crate::index::TopK>,
+    /// Most chunks one `serve` request may read (its `top_k`, `"all"` and
+    /// `files` together); the memory budget stays the hard cap.
+    pub max_request_chunks: Option<usize>,
     /// What `balanced` sets above its preset ([`crate::answer::Quality::modes`]):
     /// this file's APE settings over the model's shipped `balanced` ones.
     /// Filled by [`Self::for_model`], never read from the file.

@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 use crate::answer::Exchange;
 
@@ -17,11 +18,54 @@ pub enum ConversationError {
     Messages(String),
 }
 
-/// One chat message (`role`: `system`, `user` or `assistant`).
+/// One chat message (`role`: `system`, `user` or `assistant`). Its
+/// `content` is text, as clients send it: a string, an array of text parts
+/// (`[{"type": "text", "text": …}]`, joined by newlines) or `null` (an
+/// assistant turn with nothing said); fields ape-chat has no use for
+/// (`name`, …) are ignored.
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 pub struct Message {
     pub role: String,
+    #[serde(default, deserialize_with = "text_content")]
     pub content: String,
+}
+
+/// A message's content as one text; a part that is not text (an image, a
+/// file, audio) is refused by its type, never dropped unseen.
+fn text_content<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    use serde::de::Error;
+    match Value::deserialize(d)? {
+        Value::String(s) => Ok(s),
+        Value::Null => Ok(String::new()),
+        Value::Array(parts) => {
+            let mut texts = Vec::with_capacity(parts.len());
+            for (i, part) in parts.iter().enumerate() {
+                let kind = part.get("type").and_then(Value::as_str);
+                match (kind, part.get("text").and_then(Value::as_str)) {
+                    (Some("text"), Some(t)) => texts.push(t),
+                    (Some("text"), None) => {
+                        return Err(D::Error::custom(format!(
+                            "content part {i} is a text part without a \"text\" string"
+                        )))
+                    }
+                    (Some(other), _) => {
+                        return Err(D::Error::custom(format!(
+                            "content part {i} is {other:?}: only text parts are supported"
+                        )))
+                    }
+                    (None, _) => {
+                        return Err(D::Error::custom(format!(
+                            "content part {i} has no \"type\""
+                        )))
+                    }
+                }
+            }
+            Ok(texts.join("\n"))
+        }
+        _ => Err(D::Error::custom(
+            "content must be a string or an array of text parts",
+        )),
+    }
 }
 
 /// A conversation file: `[{"question", "answer"}…]` as `--conversation`
@@ -74,6 +118,33 @@ pub fn save(path: &Path, turns: &[Exchange]) -> Result<(), ConversationError> {
         path: path.display().to_string(),
         reason: e.to_string(),
     })
+}
+
+/// Adds `turn` to the conversation in `path` under a lock (a hidden
+/// `.NAME.lock` beside it): the file is read again under the lock and the
+/// turn appended, so two processes continuing one conversation both keep
+/// their turns instead of the later overwriting the earlier's.
+pub fn append(path: &Path, turn: Exchange) -> Result<(), ConversationError> {
+    let fail = |reason: String| ConversationError::File {
+        path: path.display().to_string(),
+        reason,
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let lock_path = path.with_file_name(format!(".{name}.lock"));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| fail(format!("cannot lock it ({}): {e}", lock_path.display())))?;
+    lock.lock()
+        .map_err(|e| fail(format!("cannot lock it: {e}")))?;
+    let mut turns = load(path)?;
+    turns.push(turn);
+    save(path, &turns)
 }
 
 /// Completed exchanges from messages, and the user's text after the
@@ -194,6 +265,71 @@ mod tests {
         assert_eq!(h[0].answer, "b\n\nc");
         assert!(err(&[msg("assistant", "a"), msg("user", "b")]).contains("no question"));
         assert!(err(&[msg("tool", "x"), msg("user", "b")]).contains("unknown role"));
+    }
+
+    #[test]
+    fn content_is_a_string_text_parts_or_null() {
+        let parse = |json: &str| serde_json::from_str::<Message>(json).map_err(|e| e.to_string());
+        let text = |json: &str| parse(json).expect(json).content;
+        assert_eq!(text(r#"{"role":"user","content":"hi"}"#), "hi");
+        assert_eq!(
+            text(
+                r#"{"role":"user","name":"ann","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}"#
+            ),
+            "a\nb"
+        );
+        assert_eq!(text(r#"{"role":"assistant","content":null}"#), "");
+        assert_eq!(text(r#"{"role":"assistant"}"#), "");
+        for (json, says) in [
+            (
+                r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"x"}}]}"#,
+                "content part 1 is \"image_url\": only text parts",
+            ),
+            (
+                r#"{"role":"user","content":[{"type":"text"}]}"#,
+                "without a \"text\"",
+            ),
+            (r#"{"role":"user","content":[{"text":"a"}]}"#, "no \"type\""),
+            (r#"{"role":"user","content":7}"#, "a string or an array"),
+        ] {
+            let e = parse(json).expect_err(json);
+            assert!(e.contains(says), "{json}: {e}");
+        }
+    }
+
+    /// Two writers continuing one file: every turn survives.
+    #[test]
+    fn concurrent_appends_keep_every_turn() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("c.json");
+        let writers: Vec<_> = (0..2)
+            .map(|w| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        let turn = Exchange {
+                            question: format!("q{w}-{i}"),
+                            answer: "a".into(),
+                        };
+                        append(&path, turn).expect("append");
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().expect("writer");
+        }
+        let turns = load(&path).expect("load");
+        assert_eq!(turns.len(), 50);
+        for w in 0..2 {
+            let mine: Vec<_> = turns
+                .iter()
+                .filter(|t| t.question.starts_with(&format!("q{w}-")))
+                .map(|t| t.question.clone())
+                .collect();
+            let want: Vec<_> = (0..25).map(|i| format!("q{w}-{i}")).collect();
+            assert_eq!(mine, want, "in order");
+        }
     }
 
     #[test]

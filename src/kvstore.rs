@@ -3,8 +3,11 @@
 //! The key hashes everything that changes a state: the prefix identity (which
 //! covers model identity, KV type and prefix tokens), the chunk tokens and the
 //! file format version. Identical chunks in different files share one entry.
-//! An entry that is corrupt, truncated, stale or foreign is deleted and
-//! reported, so the caller re-encodes it: never used. Entries are written
+//! An entry shown invalid (corrupt, truncated, stale or foreign) is deleted
+//! and reported, so the caller re-encodes it: never used. An entry that
+//! merely cannot be read now (too many open files, a permission, an I/O
+//! error, a newer build's format) is tried again, then reported and kept:
+//! a hiccup never costs the cache its states. Entries are written
 //! in the store's [`StateFormat`] (compact unless told otherwise); both
 //! formats are read.
 
@@ -20,6 +23,28 @@ pub enum Lookup {
     Miss,
     /// An unusable entry was found and removed; the reason is for the report.
     Rejected(StateError),
+    /// The entry could not be read (after retries), and was kept.
+    Unreadable(StateError),
+}
+
+/// Waits before reading an entry again after an error that says nothing
+/// about the file.
+const RETRY_AFTER: [std::time::Duration; 2] = [
+    std::time::Duration::from_millis(20),
+    std::time::Duration::from_millis(200),
+];
+
+/// Whether a load error leaves the file's own validity unknown: the read
+/// failed (not for lack of bytes: a short file is truncated), or the file
+/// is of a newer format than this build reads.
+fn says_nothing_of_the_file(e: &StateError) -> bool {
+    match e {
+        StateError::Io { error, .. } => error.kind() != std::io::ErrorKind::UnexpectedEof,
+        StateError::Version {
+            found, expected, ..
+        } => found > expected,
+        _ => false,
+    }
 }
 
 /// A directory of `<key>.kvstate` files.
@@ -94,14 +119,26 @@ impl KvStore {
             let _ = std::fs::remove_file(&path);
             Lookup::Rejected(e)
         };
-        let read = std::fs::metadata(&path).map_or(0, |m| m.len());
-        match ChunkState::load(&path, prefix) {
-            Ok(s) if self.key(prefix, s.tokens()) == key => Lookup::Hit(s, read),
-            Ok(_) => reject(StateError::OtherPrefix { path: path.clone() }),
-            Err(StateError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {
-                Lookup::Miss
-            }
-            Err(e) => reject(e),
+        let mut retries = RETRY_AFTER.iter();
+        loop {
+            let read = std::fs::metadata(&path).map_or(0, |m| m.len());
+            return match ChunkState::load(&path, prefix) {
+                Ok(s) if self.key(prefix, s.tokens()) == key => Lookup::Hit(s, read),
+                Ok(_) => reject(StateError::OtherPrefix { path: path.clone() }),
+                Err(StateError::Io { error, .. })
+                    if error.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    Lookup::Miss
+                }
+                Err(e) if says_nothing_of_the_file(&e) => match retries.next() {
+                    Some(wait) if matches!(e, StateError::Io { .. }) => {
+                        std::thread::sleep(*wait);
+                        continue;
+                    }
+                    _ => Lookup::Unreadable(e),
+                },
+                Err(e) => reject(e),
+            };
         }
     }
 

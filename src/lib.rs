@@ -22,11 +22,14 @@ pub mod conversation;
 pub mod engine;
 pub mod eval;
 pub mod fsutil;
+#[cfg(test)]
+mod fuzz;
 pub mod index;
 pub mod ingest;
 pub mod kvstore;
 pub mod numfmt;
 pub mod paths;
+pub mod rlimit;
 pub mod server;
 pub mod service;
 pub mod states;

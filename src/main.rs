@@ -3,6 +3,10 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A reader process for one file (the indexer's isolation), not a command.
+    if let Some(code) = ape_chat::ingest::isolate::worker_if_asked() {
+        return code;
+    }
     ape_chat::engine::configure_cuda_graphs();
     match ape_chat::cli::run() {
         Ok(code) => code,

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,7 @@ use crate::answer::{Answer, AskOptions, Exchange};
 use crate::compute::{Budget, Held};
 use crate::engine::Engine;
 use crate::index::{IndexProgress, Stage, UpdateReport};
+use crate::ingest::Filters;
 use crate::kvstore::KvStore;
 use crate::watch::{FolderWatcher, WatchMsg};
 use crate::workspace::{FolderOptions, PreloadReport, Step, Workspace, WorkspaceError};
@@ -161,6 +162,11 @@ pub enum AskRefused {
     Busy(usize),
     #[error("the service has stopped")]
     Stopped,
+    /// The service could not start or stopped on a fatal error (a model
+    /// that does not load, a folder that cannot be read): every question
+    /// gets it at once.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// Why the service stopped.
@@ -195,6 +201,8 @@ pub struct Handle {
     waiting: Arc<AtomicUsize>,
     queue: usize,
     budget: Budget,
+    /// Set once on a fatal error: questions are refused with it.
+    failed: Arc<OnceLock<String>>,
 }
 
 /// A question handed in: its events, and a switch that stops it (dropping
@@ -207,6 +215,9 @@ pub struct Ticket {
 impl Handle {
     /// Queues `question`, or refuses at once when the queue is full.
     pub fn ask(&self, question: Question) -> Result<Ticket, AskRefused> {
+        if let Some(message) = self.failed.get() {
+            return Err(AskRefused::Failed(message.clone()));
+        }
         let waiting = self.waiting.fetch_add(1, Ordering::SeqCst);
         if waiting >= self.queue.max(1) {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
@@ -227,6 +238,11 @@ impl Handle {
             return Err(AskRefused::Stopped);
         }
         Ok(Ticket { events: rx, cancel })
+    }
+
+    /// The fatal error the service stopped on, if it did.
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
     }
 
     /// Questions waiting or being answered.
@@ -261,6 +277,7 @@ impl Service {
             waiting: Arc::new(AtomicUsize::new(0)),
             queue: options.queue,
             budget,
+            failed: Arc::new(OnceLock::new()),
         };
         Self {
             options,
@@ -341,15 +358,22 @@ impl Service {
         run_loop(&self.options, &self.handle, &self.rx, ws, events)
     }
 
-    /// After a fatal error: every question, queued or later, fails with it.
+    /// After a fatal error: every question, queued or later, fails with it
+    /// (later ones at [`Handle::ask`], without queueing), until shut down.
     fn refuse_all(self, message: &str) {
-        drop(self.handle);
+        let _ = self.handle.failed.set(message.to_string());
+        // Handed in before the error was set: they fail here.
         while let Ok(r) = self.rx.recv() {
-            if let Request::Ask(p) = r {
-                let _ = p.events.send(AnswerEvent::Failed(Failure {
-                    message: message.to_string(),
-                    by_request: false,
-                }));
+            match r {
+                Request::Ask(p) => {
+                    let _ = p.events.send(AnswerEvent::Failed(Failure {
+                        message: message.to_string(),
+                        by_request: false,
+                    }));
+                    self.handle.waiting.fetch_sub(1, Ordering::SeqCst);
+                }
+                Request::Shutdown => return,
+                Request::Changed(_) | Request::Note(_) => {}
             }
         }
     }
@@ -410,6 +434,7 @@ impl Pass {
         p.files_noted.extend(r.files_noted);
         p.chunks_added += r.chunks_added;
         p.chunks_removed += r.chunks_removed;
+        p.chunks_unencodable.extend(r.chunks_unencodable);
         p.tokens = r.tokens;
         p.cache_hits += r.cache_hits;
         p.busy |= r.busy;
@@ -429,6 +454,17 @@ impl Pass {
             }
             Step::State { encoded, left } => {
                 self.report.chunks_encoded += usize::from(encoded);
+                (Stage::States, left, &mut self.states_total)
+            }
+            Step::Unencodable {
+                chunk,
+                reason,
+                left,
+            } => {
+                self.report.chunks_unencodable.push(crate::ingest::Skipped {
+                    path: chunk,
+                    reason,
+                });
                 (Stage::States, left, &mut self.states_total)
             }
             Step::Yielded | Step::Preload { .. } | Step::Preloaded(_) => return None,
@@ -460,7 +496,13 @@ fn run_loop(
     // Watch first: a change made while the first pass runs is queued,
     // never missed.
     let _watcher = match o.watch {
-        Some(debounce) => watcher(ws.index.folder(), debounce, handle, emit),
+        Some(debounce) => watcher(
+            ws.index.folder(),
+            ws.index.filters(),
+            debounce,
+            handle,
+            emit,
+        ),
         None => None,
     };
     let started = Instant::now();
@@ -539,6 +581,11 @@ fn run_loop(
         match ws.step(o.with_states) {
             Ok(Some(Step::Yielded)) => wait = Duration::from_millis(100),
             Ok(Some(step)) => {
+                if let Step::Unencodable { chunk, reason, .. } = &step {
+                    emit(FolderEvent::Note(format!(
+                        "{chunk}: its state cannot be encoded ({reason}); skipped"
+                    )));
+                }
                 if let Some(p) = pass.unit(step) {
                     emit(FolderEvent::Progress(p));
                 }
@@ -592,6 +639,7 @@ fn preload_unit(ws: &mut Workspace<'_>, emit: &mut dyn FnMut(FolderEvent)) -> Du
 /// Starts the folder's watcher, its batches sent to the service itself.
 fn watcher(
     folder: &Path,
+    filters: &Filters,
     debounce: Duration,
     handle: &Handle,
     emit: &mut dyn FnMut(FolderEvent),
@@ -599,6 +647,7 @@ fn watcher(
     let handle = handle.clone();
     let started = FolderWatcher::start(
         folder,
+        filters,
         debounce,
         crate::paths::cache_dir(),
         move |m| match m {

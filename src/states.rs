@@ -36,6 +36,9 @@ pub enum Origin {
     Encoded,
     /// In the cache but corrupt or stale: removed and encoded again.
     Rebuilt,
+    /// In the cache but unreadable now (an I/O error): kept there, and
+    /// encoded for this answer.
+    Unreadable,
 }
 
 impl Origin {
@@ -71,6 +74,9 @@ pub struct StateReads {
     pub encoded: usize,
     /// Found corrupt or stale: encoded again.
     pub rebuilt: usize,
+    /// Could not be read (an I/O error, after retries): encoded, the
+    /// stored file kept.
+    pub unreadable: usize,
 }
 
 impl StateReads {
@@ -83,12 +89,13 @@ impl StateReads {
             }
             Origin::Encoded => self.encoded += 1,
             Origin::Rebuilt => self.rebuilt += 1,
+            Origin::Unreadable => self.unreadable += 1,
         }
     }
 
-    /// States computed for the answer (missing or rebuilt).
+    /// States computed for the answer (missing, rebuilt or unreadable).
     pub fn computed(&self) -> usize {
-        self.encoded + self.rebuilt
+        self.encoded + self.rebuilt + self.unreadable
     }
 }
 
@@ -185,6 +192,9 @@ impl<'e> States<'e> {
             }
             Lookup::Miss => (self.encode(session, &tokens, alone)?.0, Origin::Encoded),
             Lookup::Rejected(_) => (self.encode(session, &tokens, alone)?.0, Origin::Rebuilt),
+            // Encoded and stored again: the same bytes, written atomically
+            // beside the file that could not be read.
+            Lookup::Unreadable(_) => (self.encode(session, &tokens, alone)?.0, Origin::Unreadable),
         };
         self.engine.keep_state(&tier_key, &mut state);
         Ok((state, origin))
@@ -218,6 +228,8 @@ impl<'e> States<'e> {
             Lookup::Hit(..) => Preloaded::NoRoom,
             // Missing, or corrupt and removed: the states stage encodes it.
             Lookup::Miss | Lookup::Rejected(_) => Preloaded::Missing,
+            // Left for the question that needs it.
+            Lookup::Unreadable(_) => Preloaded::Missing,
         }
     }
 

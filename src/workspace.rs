@@ -21,7 +21,7 @@ use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::manifest::ChunkId;
 use crate::index::TopK;
 use crate::index::{FolderIndex, IndexError, IndexProgress, UpdateReport};
-use crate::ingest::Filters;
+use crate::ingest::{Extraction, Filters};
 use crate::kvstore::KvStore;
 use crate::states::{Preloaded, States};
 
@@ -35,6 +35,9 @@ pub struct FolderOptions {
     pub filters: Filters,
     /// KV-state cache budget (least recently used states evicted beyond).
     pub budget_bytes: u64,
+    /// Where the heavier formats are read: a worker process under memory
+    /// and time caps (what the command line sets up), or this one.
+    pub extraction: Extraction,
 }
 
 /// Why a folder cannot be opened or refreshed.
@@ -59,7 +62,7 @@ impl WorkspaceError {
     pub fn is_the_request(&self) -> bool {
         matches!(
             self,
-            WorkspaceError::Index(IndexError::NoSuchFile { .. })
+            WorkspaceError::Index(IndexError::NoSuchFile { .. } | IndexError::TooManyChunks { .. })
                 | WorkspaceError::Engine(
                     EngineError::OverBudget { .. } | EngineError::PastWindow { .. }
                 )
@@ -68,12 +71,19 @@ impl WorkspaceError {
 }
 
 /// One unit of background work done by [`Workspace::step`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
     /// Vectors embedded, and how many chunks still lack one.
     Vectors { done: usize, left: usize },
     /// A chunk state encoded (or found present), and how many are left.
     State { encoded: bool, left: usize },
+    /// A chunk whose state cannot be encoded (`chunk` names its file and
+    /// lines): skipped until the next start, the others go on.
+    Unencodable {
+        chunk: String,
+        reason: String,
+        left: usize,
+    },
     /// A question waits somewhere on the machine: nothing was done (a
     /// state encoding it stopped is done again later).
     Yielded,
@@ -117,6 +127,10 @@ pub struct Workspace<'e> {
     budget: Budget,
     /// Chunks retrieved for questions since opening: their states first.
     wanted: Vec<ChunkId>,
+    /// Chunks whose state failed to encode (the chunk's own fault, not the
+    /// machine's) since opening: skipped by the backlog, so one bad chunk
+    /// never holds up the others; tried again by the next process.
+    unencodable: std::collections::HashSet<ChunkId>,
     session: Option<Session<'e>>,
     preloading: Preloading,
 }
@@ -175,6 +189,7 @@ impl<'e> Workspace<'e> {
             error,
         })?;
         index.set_filters(o.filters.clone());
+        index.set_extraction(o.extraction.clone());
         Ok(Self {
             states,
             index,
@@ -182,6 +197,7 @@ impl<'e> Workspace<'e> {
             options: o.clone(),
             budget: Budget::default(),
             wanted: Vec::new(),
+            unencodable: std::collections::HashSet::new(),
             session: None,
             preloading: Preloading::NotStarted,
         })
@@ -221,9 +237,12 @@ impl<'e> Workspace<'e> {
         }
     }
 
-    /// Vectors and states still to do.
+    /// Vectors and states still to do (less the chunks that cannot be
+    /// encoded).
     pub fn backlog(&self) -> crate::index::Backlog {
-        self.index.backlog(&self.states, &self.wanted)
+        let mut b = self.index.backlog(&self.states, &self.wanted);
+        b.states.retain(|id| !self.unencodable.contains(id));
+        b
     }
 
     /// One unit of the remaining background work, under the compute budget
@@ -261,6 +280,22 @@ impl<'e> Workspace<'e> {
                 left: backlog.states.len() - 1,
             })),
             Err(IndexError::Engine(EngineError::Interrupted)) => Ok(Some(Step::Yielded)),
+            Err(IndexError::Engine(e)) if e.is_the_input() => {
+                // The next unit goes on with the rest; a context the error
+                // may have left half-used is made afresh.
+                self.session = None;
+                self.unencodable.insert(id);
+                let place = self
+                    .index
+                    .chunk(id)
+                    .map(|c| format!("{} (lines {}-{})", c.path, c.lines.0, c.lines.1))
+                    .unwrap_or_else(|| format!("chunk {id:?}"));
+                Ok(Some(Step::Unencodable {
+                    chunk: place,
+                    reason: e.to_string(),
+                    left: backlog.states.len() - 1,
+                }))
+            }
             Err(e) => Err(e.into()),
         }
     }

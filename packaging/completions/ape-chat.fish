@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -58,6 +58,8 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ort-lib -d 'ONNX Runt
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -101,6 +103,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l ort-lib -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -211,6 +215,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l ort-lib -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l debounce-ms -d 'Quiet time after the last change before re-indexing' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -227,7 +233,12 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l port -d 'Por
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l api-key -d 'Require `Authorization: Bearer KEY` on /v1/ requests' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l timeout -d 'Seconds a client may take to send its request body' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l queue -d 'Questions that may wait for the model; more are refused with 429' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cors -d 'Allow browsers from ORIGIN (repeatable; `*` for any): CORS is off unless asked for' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cors -d 'Allow browsers from ORIGIN (repeatable; `*` for any): CORS is off unless asked for, and pages from other origins are refused (403)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l allowed-host -d 'Also answer requests that name this server as NAME (repeatable; `*` for any): besides localhost and the bound address, a Host header must be listed (DNS rebinding protection)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l idle-timeout -d 'Seconds a connection may stay open with no request in progress (a request header still arriving, or kept alive between requests)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-connections -d 'Open connections at most: past it the longest-open idle one is closed, and if every one is busy the new one gets 503' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l shutdown-timeout -d 'Seconds requests in progress may go on after Ctrl-C or SIGTERM before they are cut and the server exits' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-request-chunks -d 'Most chunks one request may read, its `top_k` (or `"all"`) and `files` together: more is refused with 400, so one request cannot hold the model for minutes [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-body -d 'Largest request body in bytes' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
@@ -237,6 +248,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l ort-lib -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
@@ -269,6 +282,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l memory-budge
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there `fast` over 8K cached tokens started in 39 ms with its states in GPU memory against 198 ms from cold files (README, "Cost vs context", H100); on the CPU the page cache already keeps what was read, and RAM is the user\'s'
 on\t''
 off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s v -l verbose -d 'Log each refused request and the request fields that were ignored'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -379,6 +393,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -425,6 +441,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -446,6 +464,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
@@ -490,6 +510,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"

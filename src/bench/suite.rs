@@ -223,6 +223,8 @@ fn index_figures(
         embed: o.embed.clone(),
         filters: Filters::default(),
         budget_bytes: u64::MAX,
+        // The sample folder is text: no reader to isolate.
+        extraction: Default::default(),
     };
     let fail = |e: String| BenchError::Setup(e);
     let mut ws = Workspace::open_in(

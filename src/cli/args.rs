@@ -15,7 +15,7 @@ use crate::engine::{
 };
 use crate::index::dense::EmbedOptions;
 use crate::index::{Retrieval, TopK};
-use crate::ingest::Filters;
+use crate::ingest::{Extraction, Filters};
 use crate::kvstore::KvStore;
 use crate::states::States;
 use crate::workspace::FolderOptions;
@@ -180,6 +180,23 @@ pub struct FolderArgs {
     /// evicted after each index update [default: 20].
     #[arg(long, env = "APE_CHAT_CACHE_BUDGET_GB", value_name = "GB")]
     pub cache_budget_gb: Option<f64>,
+    /// Memory, in GB, one PDF, Office or EPUB file may take to be read (in
+    /// a worker process; past it the file is skipped, with the reason).
+    #[arg(
+        long,
+        env = "APE_CHAT_EXTRACT_MEMORY_GB",
+        default_value_t = 4.0,
+        value_name = "GB"
+    )]
+    pub extract_memory_gb: f64,
+    /// Seconds one PDF, Office or EPUB file may take to be read.
+    #[arg(
+        long,
+        env = "APE_CHAT_EXTRACT_TIMEOUT",
+        default_value_t = 120.0,
+        value_name = "S"
+    )]
+    pub extract_timeout: f64,
 }
 
 impl FolderArgs {
@@ -231,6 +248,10 @@ impl FolderArgs {
                 exclude: self.exclude.clone(),
             },
             budget_bytes: self.budget_bytes(),
+            extraction: Extraction::worker_with(
+                (self.extract_memory_gb.max(0.0) * 1e9) as u64,
+                std::time::Duration::from_secs_f64(self.extract_timeout.max(0.0)),
+            ),
         }
     }
 }
@@ -327,6 +348,7 @@ impl AskArgs {
                 // The prompt layout's own, set by the answer.
                 stops: &[],
             },
+            max_chunks: None,
         })
     }
 

@@ -11,7 +11,7 @@ use super::output::IndexBar;
 use super::style::{bold, dim};
 use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
 use crate::answer::{Answer, Exchange};
-use crate::engine::Mode;
+use crate::engine::{Mode, StopReason};
 use crate::ingest::Place;
 use crate::kvstore::KvStore;
 use crate::numfmt::decimal;
@@ -52,7 +52,7 @@ pub fn run(
     // list already is (README, Attribution), and measuring them slows
     // decoding.
     let options = answer_args.options(args.json)?;
-    let mut history = match &args.conversation {
+    let history = match &args.conversation {
         Some(path) => crate::conversation::load(path)?,
         None => Vec::new(),
     };
@@ -103,17 +103,25 @@ pub fn run(
     }
     drop(out);
     if let Some(path) = &args.conversation {
-        if answer.generated.text.trim().is_empty() {
-            eprintln!(
-                "{}",
-                dim("the answer is empty: the conversation file is left as it was")
-            );
+        let why_not = if answer.generated.stop == StopReason::Cancelled {
+            Some("the answer was stopped")
+        } else if answer.generated.text.trim().is_empty() {
+            Some("the answer is empty")
         } else {
-            history.push(Exchange {
-                question: question.clone(),
-                answer: answer.generated.text.clone(),
-            });
-            crate::conversation::save(path, &history)?;
+            None
+        };
+        match why_not {
+            Some(why) => eprintln!(
+                "{}",
+                dim(&format!("{why}: the conversation file is left as it was"))
+            ),
+            None => crate::conversation::append(
+                path,
+                Exchange {
+                    question: question.clone(),
+                    answer: answer.generated.text.clone(),
+                },
+            )?,
         }
     }
     if args.json {
@@ -269,7 +277,7 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
             "context_tokens": a.prompt_tokens, "max_position": a.max_position,
             "window": a.window,
             "chunks_encoded": a.states.computed(), "states_encoded_on_demand": a.states.computed(),
-            "cache_rejected": a.states.rebuilt, "states_from_memory": a.states.from_memory,
+            "cache_rejected": a.states.rebuilt, "cache_unreadable": a.states.unreadable, "states_from_memory": a.states.from_memory,
             "states_from_disk": a.states.from_disk, "state_disk_bytes": a.states.disk_bytes,
         })
     )?;

@@ -186,13 +186,23 @@ fn folder_events(events: Receiver<FolderEvent>, tx: Sender<Msg>) {
                 chunks,
             } => {
                 let _ = tx.send(Msg::Index { files, chunks });
+                let skipped: Vec<(String, String)> = report
+                    .files_skipped
+                    .iter()
+                    .map(|s| (s.path.clone(), s.reason.clone()))
+                    .collect();
+                let unread = match skipped.len() {
+                    0 => String::new(),
+                    n => format!(" · {n} not readable (? lists them)"),
+                };
+                let _ = tx.send(Msg::Skipped(skipped));
                 Msg::Activity(if report.files_indexed + report.files_removed > 0 {
                     format!(
-                        "answers ready · {} files read, {} removed",
+                        "answers ready · {} files read, {} removed{unread}",
                         report.files_indexed, report.files_removed
                     )
                 } else {
-                    "answers ready".into()
+                    format!("answers ready{unread}")
                 })
             }
             FolderEvent::Progress(IndexProgress::Stage {

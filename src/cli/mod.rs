@@ -104,10 +104,7 @@ impl Cli {
         match &mut self.command {
             Some(Command::Index(a)) => a.folder.apply(c),
             Some(Command::Watch(a)) => a.folder.apply(c),
-            Some(Command::Serve(a)) => {
-                a.folder.apply(c);
-                a.answer.apply(c);
-            }
+            Some(Command::Serve(a)) => a.apply(c),
             Some(Command::Bench(b)) => b.apply(c),
             Some(Command::Calibrate(a)) => a.apply(c),
             Some(Command::Eval(a)) => {

@@ -15,7 +15,7 @@ use clap::Args;
 use super::style::dim;
 use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
 use crate::compute::Budget;
-use crate::server::{FolderStatus, ServerOptions};
+use crate::server::{FolderStatus, Limits, LogLevel, ServerOptions};
 use crate::service::{FolderEvent, Service, ServiceOptions, Until};
 use crate::workspace::context_size;
 
@@ -45,9 +45,34 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 8, value_name = "N")]
     queue: usize,
     /// Allow browsers from ORIGIN (repeatable; `*` for any): CORS is off
-    /// unless asked for.
+    /// unless asked for, and pages from other origins are refused (403).
     #[arg(long, value_name = "ORIGIN")]
     cors: Vec<String>,
+    /// Also answer requests that name this server as NAME (repeatable; `*`
+    /// for any): besides localhost and the bound address, a Host header
+    /// must be listed (DNS rebinding protection).
+    #[arg(long = "allowed-host", value_name = "NAME")]
+    allowed_hosts: Vec<String>,
+    /// Seconds a connection may stay open with no request in progress (a
+    /// request header still arriving, or kept alive between requests).
+    #[arg(long, default_value_t = 15, value_name = "S")]
+    idle_timeout: u64,
+    /// Open connections at most: past it the longest-open idle one is
+    /// closed, and if every one is busy the new one gets 503.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_connections: usize,
+    /// Seconds requests in progress may go on after Ctrl-C or SIGTERM
+    /// before they are cut and the server exits.
+    #[arg(long, default_value_t = 60, value_name = "S")]
+    shutdown_timeout: u64,
+    /// Most chunks one request may read, its `top_k` (or `"all"`) and
+    /// `files` together: more is refused with 400, so one request cannot
+    /// hold the model for minutes [default: 256].
+    #[arg(long, env = "APE_CHAT_MAX_REQUEST_CHUNKS", value_name = "N")]
+    max_request_chunks: Option<usize>,
+    /// Log each refused request and the request fields that were ignored.
+    #[arg(long, short)]
+    verbose: bool,
     /// Largest request body in bytes.
     #[arg(long, default_value_t = 1 << 20, value_name = "BYTES")]
     max_body: usize,
@@ -57,6 +82,18 @@ pub struct ServeArgs {
     pub(super) answer: AskArgs,
 }
 
+/// Chunks a request may read unless configured.
+const MAX_REQUEST_CHUNKS: usize = 256;
+
+impl ServeArgs {
+    /// Fills what flags and env left unset from the config file.
+    pub(super) fn apply(&mut self, c: &crate::config::FileConfig) {
+        self.folder.apply(c);
+        self.answer.apply(c);
+        self.max_request_chunks = self.max_request_chunks.or(c.max_request_chunks);
+    }
+}
+
 pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         args.host.is_loopback() || args.api_key.as_deref().is_some_and(|k| !k.is_empty()),
@@ -64,11 +101,19 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.host
     );
     anyhow::ensure!(args.queue > 0, "--queue must be at least 1");
+    anyhow::ensure!(
+        args.max_connections > 0,
+        "--max-connections must be at least 1"
+    );
+    let max_connections = fd_room(args.max_connections);
     let dir = args
         .dir
         .canonicalize()
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.dir.display()))?;
-    let ask = args.answer.options(false)?;
+    let mut ask = args.answer.options(false)?;
+    let max_chunks = args.max_request_chunks.unwrap_or(MAX_REQUEST_CHUNKS);
+    anyhow::ensure!(max_chunks > 0, "--max-request-chunks must be at least 1");
+    ask.max_chunks = Some(max_chunks);
     let service = Service::new(
         ServiceOptions {
             ask: ask.clone(),
@@ -103,7 +148,14 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         timeout: Duration::from_secs(args.timeout.max(1)),
         max_body: args.max_body,
         cors: args.cors.clone(),
+        allowed_hosts: args.allowed_hosts.clone(),
+        limits: Limits {
+            idle: Duration::from_secs(args.idle_timeout.max(1)),
+            max_connections,
+            drain: Duration::from_secs(args.shutdown_timeout),
+        },
         ask,
+        log: server_log(args.verbose),
     };
     // A few threads for HTTP: the model's computation has the cores.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -121,12 +173,56 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         crate::server::serve(options, handle.clone(), folder, listener, stopped()).await
     });
     // Drained: the service answers nothing more and ends after its unit
-    // in flight, leaving the index and the cache consistent.
+    // in flight, leaving the index and the cache consistent. A unit that
+    // does not end in time (a long state encoding on a slow machine) is
+    // left to the process's exit: every stage writes atomically.
     handle.shutdown();
-    let _ = thread.join();
+    let deadline = std::time::Instant::now() + Duration::from_secs(args.shutdown_timeout.max(5));
+    while !thread.is_finished() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if thread.is_finished() {
+        let _ = thread.join();
+    } else {
+        eprintln!(
+            "{}",
+            dim("the folder service's unit in flight did not end in time: exiting without it")
+        );
+    }
     served?;
     eprintln!("{}", dim("stopped"));
     Ok(ExitCode::SUCCESS)
+}
+
+/// File descriptors kept for the index, the cache and the model.
+const FD_RESERVE: u64 = 256;
+
+/// Connections this process can open: the open-files limit raised as far
+/// as it goes, less what the rest of ape-chat needs.
+fn fd_room(wanted: usize) -> usize {
+    let Some(soft) = crate::rlimit::raise_open_files() else {
+        return wanted;
+    };
+    let room = soft.saturating_sub(FD_RESERVE).max(16);
+    let cap = wanted.min(usize::try_from(room).unwrap_or(usize::MAX));
+    if cap < wanted {
+        eprintln!(
+            "{}",
+            dim(&format!(
+                "--max-connections {wanted} lowered to {cap}: the process may open {soft} files"
+            ))
+        );
+    }
+    cap
+}
+
+/// The server's own log lines on stderr; debug lines with --verbose.
+fn server_log(verbose: bool) -> crate::server::Log {
+    Arc::new(move |level, line| {
+        if level > LogLevel::Debug || verbose {
+            eprintln!("{}", dim(line));
+        }
+    })
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -116,6 +116,22 @@ pub enum EngineError {
     State(#[from] StateError),
 }
 
+impl EngineError {
+    /// Whether the tokens given were at fault (too many for the context,
+    /// none, a decode llama.cpp refused), not the machine or the files:
+    /// other input can still succeed.
+    pub fn is_the_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::Decode(_)
+                | EngineError::ContextFull { .. }
+                | EngineError::PastWindow { .. }
+                | EngineError::OverBudget { .. }
+                | EngineError::EmptyChunk
+        )
+    }
+}
+
 /// How to run the model. Defaults suit a laptop CPU.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {

@@ -18,6 +18,8 @@ pub enum IndexError {
     Busy,
     #[error("{path} is not an indexed file of this folder{hint}")]
     NoSuchFile { path: String, hint: String },
+    #[error("this question would read {chunks} chunks; at most {max} are allowed per request here (ask for fewer, or raise --max-request-chunks)")]
+    TooManyChunks { chunks: usize, max: usize },
     #[error("embeddings: {0}")]
     Embed(String),
     #[error(transparent)]

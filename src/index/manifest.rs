@@ -85,6 +85,20 @@ pub struct Manifest {
     pub next_id: ChunkId,
     pub files: BTreeMap<String, FileRecord>,
     pub chunks: BTreeMap<ChunkId, ChunkRecord>,
+    /// Files that could not be read, and why: not read again (a reader
+    /// that took a minute to fail would take it on every pass) until their
+    /// size, mtime or reader changes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub skipped: BTreeMap<String, SkippedFile>,
+}
+
+/// A file that could not be read, as it was when it failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    pub size: u64,
+    pub mtime_ns: u128,
+    pub reading: u32,
+    pub reason: String,
 }
 
 impl Manifest {
@@ -98,6 +112,7 @@ impl Manifest {
             next_id: 1,
             files: BTreeMap::new(),
             chunks: BTreeMap::new(),
+            skipped: BTreeMap::new(),
         }
     }
 

@@ -17,7 +17,7 @@ pub mod update;
 
 use std::path::{Path, PathBuf};
 
-use crate::ingest::{walk, Filters};
+use crate::ingest::{walk, Extraction, Filters};
 use crate::states::States;
 use bm25::Bm25;
 use dense::VectorStore;
@@ -30,6 +30,7 @@ pub use update::{Backlog, IndexProgress, Stage, StageTimes, UpdateReport};
 /// One folder's index.
 pub struct FolderIndex {
     filters: Filters,
+    extraction: Extraction,
     folder: PathBuf,
     dir: PathBuf,
     manifest: Manifest,
@@ -81,6 +82,7 @@ impl FolderIndex {
         vectors.retain(|id| manifest.chunks.contains_key(&id));
         let mut index = Self {
             filters: Filters::default(),
+            extraction: Extraction::default(),
             folder,
             dir,
             manifest,
@@ -107,7 +109,19 @@ impl FolderIndex {
             self.manifest.chunk_tokens,
         )?;
         index.set_filters(self.filters.clone());
+        index.set_extraction(self.extraction.clone());
         Ok(index)
+    }
+
+    /// The include/exclude globs in force.
+    pub fn filters(&self) -> &Filters {
+        &self.filters
+    }
+
+    /// How files are read from the next update on: in a worker process
+    /// with memory and time caps, or in this one.
+    pub fn set_extraction(&mut self, extraction: Extraction) {
+        self.extraction = extraction;
     }
 
     /// Include/exclude globs for the next updates; files they leave out are

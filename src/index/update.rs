@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::manifest::{ChunkId, ChunkRecord, FileRecord};
+use super::manifest::{ChunkId, ChunkRecord, FileRecord, SkippedFile};
 use super::{FolderIndex, IndexError};
 use crate::engine::Session;
-use crate::ingest::extract::{extract, reading};
+use crate::ingest::extract::reading;
 use crate::ingest::{chunk_document, walk, Chunk, Document, FileEntry, Skipped};
 use crate::states::States;
 
@@ -75,6 +75,10 @@ pub struct UpdateReport {
     pub tokens: usize,
     pub chunks_embedded: usize,
     pub chunks_encoded: usize,
+    /// Chunks whose state could not be encoded (`path` names the file and
+    /// lines): skipped, the rest encoded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chunks_unencodable: Vec<Skipped>,
     /// Added chunks whose state was already in the store.
     pub cache_hits: usize,
     /// States still to be encoded (later, in the background, or on first
@@ -131,6 +135,15 @@ struct Pending {
     chunks: Vec<Chunk>,
 }
 
+/// What reading one file came to.
+#[derive(Default)]
+struct Read {
+    /// Its chunks, to index.
+    pending: Option<Pending>,
+    /// The manifest changed (a file touched, skipped, or skipped no more).
+    changed: bool,
+}
+
 /// Commits at least this often during long stages.
 const COMMIT_EVERY: Duration = Duration::from_secs(2);
 
@@ -169,12 +182,6 @@ impl FolderIndex {
         }
         r.files_removed = gone.len();
 
-        let t = Instant::now();
-        let pending = self.changed_files(files, states, &mut r)?;
-        r.timings_ms.extract_chunk = ms(t.elapsed());
-        for s in &r.files_skipped {
-            progress(IndexProgress::Skipped(s.clone()));
-        }
         // A new prefix (system prompt, padding, model) gives every chunk a
         // new state key; the text and vectors stay.
         let prefix = prefix_hex(states);
@@ -183,10 +190,23 @@ impl FolderIndex {
             self.rekey(states)?;
             self.manifest.prefix = prefix;
         }
-        let dirty = rekey || !gone.is_empty() || !pending.is_empty();
-        let total = pending.len();
+        // Skipped files that are gone are forgotten.
+        let before = self.manifest.skipped.len();
+        self.manifest
+            .skipped
+            .retain(|p, _| present.contains(p.as_str()));
+        let mut dirty = rekey || !gone.is_empty() || self.manifest.skipped.len() != before;
+        // Each changed file is read, chunked and indexed in turn, with a
+        // commit every few seconds: a pass stopped halfway (killed, out of
+        // power) keeps what it did, and one file that cannot be read only
+        // skips itself.
+        let candidates: Vec<FileEntry> = files
+            .into_iter()
+            .filter(|f| !self.unchanged(f, &mut r))
+            .collect();
+        let total = candidates.len();
         let mut last_commit = Instant::now();
-        for (i, p) in pending.into_iter().enumerate() {
+        for (i, f) in candidates.into_iter().enumerate() {
             if cancel.load(Ordering::Relaxed) {
                 r.cancelled = true;
                 break;
@@ -196,11 +216,22 @@ impl FolderIndex {
                 done: i,
                 total,
             });
-            self.index_file(p, states, &mut r)?;
-            if last_commit.elapsed() > COMMIT_EVERY {
+            let t = Instant::now();
+            let read = self.read_file(f, states, &mut r)?;
+            r.timings_ms.extract_chunk += ms(t.elapsed());
+            dirty |= read.changed;
+            if let Some(p) = read.pending {
+                self.index_file(p, states, &mut r)?;
+                dirty = true;
+            }
+            if dirty && last_commit.elapsed() > COMMIT_EVERY {
                 self.commit(&mut r)?;
                 last_commit = Instant::now();
             }
+        }
+        r.files_skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        for s in &r.files_skipped {
+            progress(IndexProgress::Skipped(s.clone()));
         }
         if dirty {
             self.commit(&mut r)?;
@@ -328,78 +359,110 @@ impl FolderIndex {
         Ok(true)
     }
 
-    /// Files that are new or whose content changed, read and chunked. Files
-    /// whose size and mtime match the manifest are not even opened.
-    fn changed_files(
+    /// Whether `f` is as the manifest last saw it (indexed, or skipped
+    /// with a reason), counted so; such a file is not even opened.
+    fn unchanged(&self, f: &FileEntry, r: &mut UpdateReport) -> bool {
+        let read_as = reading(&f.abs);
+        if let Some(rec) = self.manifest.files.get(&f.rel) {
+            if rec.size == f.size && rec.mtime_ns == f.mtime_ns && rec.reading == read_as {
+                r.files_unchanged += 1;
+                return true;
+            }
+        }
+        if let Some(s) = self.manifest.skipped.get(&f.rel) {
+            if s.size == f.size && s.mtime_ns == f.mtime_ns && s.reading == read_as {
+                r.files_skipped.push(Skipped {
+                    path: f.rel.clone(),
+                    reason: s.reason.clone(),
+                });
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A new or changed file, read and chunked; a file that cannot be read
+    /// leaves the index (if it was in it) and is remembered as skipped.
+    fn read_file(
         &mut self,
-        files: Vec<FileEntry>,
+        f: FileEntry,
         states: &States<'_>,
         r: &mut UpdateReport,
-    ) -> Result<Vec<Pending>, IndexError> {
-        let mut pending = Vec::new();
-        let budget = self.manifest.chunk_tokens;
-        for f in files {
-            let read_as = reading(&f.abs);
-            if let Some(rec) = self.manifest.files.get(&f.rel) {
-                if rec.size == f.size && rec.mtime_ns == f.mtime_ns && rec.reading == read_as {
-                    r.files_unchanged += 1;
-                    continue;
-                }
+    ) -> Result<Read, IndexError> {
+        let read_as = reading(&f.abs);
+        let bytes = match std::fs::read(&f.abs) {
+            Ok(b) => b,
+            Err(e) => {
+                // Not remembered: a file being written now reads next time.
+                r.files_skipped.push(Skipped {
+                    path: f.rel.clone(),
+                    reason: e.to_string(),
+                });
+                return Ok(Read::default());
             }
-            let bytes = match std::fs::read(&f.abs) {
-                Ok(b) => b,
-                Err(e) => {
-                    r.files_skipped.push(Skipped {
+        };
+        let hash = blake3::hash(&bytes).to_hex().to_string();
+        if let Some(rec) = self.manifest.files.get_mut(&f.rel) {
+            if rec.hash == hash && rec.reading == read_as {
+                (rec.size, rec.mtime_ns) = (f.size, f.mtime_ns); // touched, not changed
+                r.files_unchanged += 1;
+                return Ok(Read {
+                    pending: None,
+                    changed: true,
+                });
+            }
+        }
+        match self.extraction.extract(&f.abs, &bytes) {
+            Ok(x) => {
+                let was_skipped = self.manifest.skipped.remove(&f.rel).is_some();
+                if let Some(note) = x.note {
+                    r.files_noted.push(Noted {
                         path: f.rel.clone(),
-                        reason: e.to_string(),
+                        note,
                     });
-                    continue;
                 }
-            };
-            let hash = blake3::hash(&bytes).to_hex().to_string();
-            if let Some(rec) = self.manifest.files.get_mut(&f.rel) {
-                if rec.hash == hash && rec.reading == read_as {
-                    (rec.size, rec.mtime_ns) = (f.size, f.mtime_ns); // touched, not changed
-                    r.files_unchanged += 1;
-                    continue;
-                }
-            }
-            match extract(&f.abs, &bytes) {
-                Ok(x) => {
-                    if let Some(note) = x.note {
-                        r.files_noted.push(Noted {
-                            path: f.rel.clone(),
-                            note,
-                        });
-                    }
-                    let doc = Document {
-                        path: f.rel.clone(),
-                        text: x.text,
-                        sections: x.sections,
-                    };
-                    let chunks = chunk_document(&doc, budget, &|t| states.engine.tokenize(t).len());
-                    pending.push(Pending {
+                let doc = Document {
+                    path: f.rel.clone(),
+                    text: x.text,
+                    sections: x.sections,
+                };
+                let budget = self.manifest.chunk_tokens;
+                let chunks = chunk_document(&doc, budget, &|t| states.engine.tokenize(t).len());
+                Ok(Read {
+                    pending: Some(Pending {
                         entry: f,
                         hash,
                         chunks,
-                    });
+                    }),
+                    changed: was_skipped,
+                })
+            }
+            Err(reason) => {
+                // An indexed file that became unusable leaves the index.
+                if self.manifest.files.contains_key(&f.rel) {
+                    self.bm25.delete_path(&f.rel)?;
+                    r.chunks_removed += self.manifest.remove_file(&f.rel).len();
+                    r.files_removed += 1;
                 }
-                Err(reason) => {
-                    // An indexed file that became unusable leaves the index.
-                    if self.manifest.files.contains_key(&f.rel) {
-                        self.bm25.delete_path(&f.rel)?;
-                        r.chunks_removed += self.manifest.remove_file(&f.rel).len();
-                        r.files_removed += 1;
-                    }
-                    r.files_skipped.push(Skipped {
-                        path: f.rel,
-                        reason,
-                    });
-                }
+                self.manifest.skipped.insert(
+                    f.rel.clone(),
+                    SkippedFile {
+                        size: f.size,
+                        mtime_ns: f.mtime_ns,
+                        reading: read_as,
+                        reason: reason.clone(),
+                    },
+                );
+                r.files_skipped.push(Skipped {
+                    path: f.rel,
+                    reason,
+                });
+                Ok(Read {
+                    pending: None,
+                    changed: true,
+                })
             }
         }
-        r.files_skipped.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(pending)
     }
 
     /// Replaces one file's chunks in BM25 and the manifest.

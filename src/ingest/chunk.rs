@@ -119,7 +119,8 @@ fn markdown_heading(line: &str) -> Option<(usize, String)> {
 }
 
 /// The line with its token count, or its word-aligned pieces if it alone
-/// exceeds the budget.
+/// exceeds the budget; a word that alone exceeds it (a base64 data URI, a
+/// minified line) is cut between characters, so no piece is over budget.
 fn split_long_line(
     line: &str,
     max_tokens: usize,
@@ -137,11 +138,46 @@ fn split_long_line(
             parts.push((std::mem::take(&mut cur), cur_tokens));
             cur_tokens = 0;
         }
+        if t > max_tokens {
+            parts.extend(split_unbroken(word, max_tokens, count));
+            continue;
+        }
         cur.push_str(word);
         cur_tokens += t;
     }
     if !cur.is_empty() {
         parts.push((cur, cur_tokens));
+    }
+    parts
+}
+
+/// `word` in pieces of at most `max_tokens` tokens each, cut between
+/// characters: each piece is the longest prefix of what is left that
+/// fits, found by bisection (a few counts per piece).
+fn split_unbroken(
+    word: &str,
+    max_tokens: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> Vec<(String, usize)> {
+    let mut parts = Vec::new();
+    let mut rest = word;
+    while !rest.is_empty() {
+        let ends: Vec<usize> = rest.char_indices().map(|(i, c)| i + c.len_utf8()).collect();
+        // ends[lo] fits (one character always does: a piece holds at least
+        // one), ends[hi] does not or is past the end.
+        let (mut lo, mut hi) = (0, ends.len());
+        let mut lo_tokens = count(&rest[..ends[0]]);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            let t = count(&rest[..ends[mid]]);
+            if t <= max_tokens {
+                (lo, lo_tokens) = (mid, t);
+            } else {
+                hi = mid;
+            }
+        }
+        parts.push((rest[..ends[lo]].to_string(), lo_tokens));
+        rest = &rest[ends[lo]..];
     }
     parts
 }
@@ -152,6 +188,40 @@ mod tests {
 
     fn words(s: &str) -> usize {
         s.split_whitespace().count()
+    }
+
+    /// A stand-in tokenizer for unbroken text: four characters a token.
+    fn quads(s: &str) -> usize {
+        s.chars().count().div_ceil(4)
+    }
+
+    /// One 200 KB line with no space (a base64 data URI) must not become
+    /// one chunk past the budget: it failed to encode at the head of the
+    /// state backlog on every pass.
+    #[test]
+    fn an_unbroken_line_is_cut_to_the_budget() {
+        let uri = format!(
+            "<img src=\"data:image/png;base64,{}\">",
+            "QUJD".repeat(50_000)
+        );
+        let text = format!("# Logo\n\nbefore\n\n{uri}\n\nafter words here\n");
+        let chunks = chunk_document(&doc(&text), 256, &quads);
+        assert!(chunks.len() > 100, "{} chunks", chunks.len());
+        for c in &chunks {
+            let body = c.text.split_once('\n').map(|(_, b)| b).unwrap_or("");
+            assert!(quads(body) <= 256 + 1, "{} tokens", quads(body));
+        }
+        // Nothing lost: the pieces join back into the line.
+        let joined: String = chunks
+            .iter()
+            .map(|c| c.text.split_once('\n').map(|(_, b)| b).unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("")
+            .replace(char::is_whitespace, "");
+        assert!(joined.contains(&uri.replace(' ', "")));
+        assert!(chunks
+            .last()
+            .is_some_and(|c| c.text.ends_with("after words here")));
     }
 
     fn doc(text: &str) -> Document {

@@ -111,6 +111,11 @@ impl Builder {
         });
     }
 
+    /// Whether no text has been added.
+    pub fn is_empty(&self) -> bool {
+        self.text.trim().is_empty()
+    }
+
     /// The text, or `Err` naming `what` when there is none.
     pub fn finish_nonempty(self, what: &str) -> Result<Extracted, String> {
         if self.text.trim().is_empty() {
@@ -285,7 +290,7 @@ pub fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted, String> {
     let with_note =
         |x: Result<Extracted, String>, note: Option<String>| x.map(|x| Extracted { note, ..x });
     match kind(path) {
-        Some(Kind::Pdf) => pdf(bytes),
+        Some(Kind::Pdf) => super::pdf::to_text(bytes),
         Some(Kind::Docx) => super::docx::to_text(bytes).map(|text| Extracted {
             text,
             ..Extracted::default()
@@ -335,42 +340,6 @@ pub fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted, String> {
             super::mail::mbox(bytes).or_else(|_| plain(decoded(bytes)?))
         }
         Some(Kind::Text | Kind::Sniffed) | None => plain(decoded(bytes)?),
-    }
-}
-
-fn pdf(bytes: &[u8]) -> Result<Extracted, String> {
-    // pdf-extract can panic on malformed files; a bad file must not abort the run.
-    let encrypted = || declares_encryption(bytes);
-    let pages = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(bytes))
-        .map_err(|_| unreadable_pdf(encrypted(), "unreadable PDF".into()))?
-        .map_err(|e| unreadable_pdf(encrypted(), format!("unreadable PDF: {e}")))?;
-    let mut b = Builder::default();
-    for (i, page) in pages.iter().enumerate() {
-        b.section(Unit::Page, i + 1, None, None);
-        let page = page.trim_matches('\n');
-        b.line(page);
-        b.blank();
-    }
-    if b.text.trim().is_empty() {
-        return Err(if encrypted() {
-            "encrypted PDF (password-protected; no readable text)".into()
-        } else {
-            "PDF has no extractable text (scanned?)".into()
-        });
-    }
-    b.finish_nonempty("PDF")
-}
-
-/// Whether a PDF declares encryption (`/Encrypt` in its trailer).
-fn declares_encryption(bytes: &[u8]) -> bool {
-    bytes.windows(8).any(|w| w == b"/Encrypt")
-}
-
-fn unreadable_pdf(encrypted: bool, reason: String) -> String {
-    if encrypted {
-        "encrypted PDF (password-protected)".into()
-    } else {
-        reason
     }
 }
 

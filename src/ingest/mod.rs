@@ -7,14 +7,17 @@ mod docx;
 mod epub;
 pub mod extract;
 mod html;
+pub mod isolate;
 mod mail;
 mod notebook;
 mod office;
+pub(crate) mod pdf;
 pub mod place;
 mod sheet;
 mod walk;
 mod xml;
 
 pub use chunk::{chunk_document, Chunk, Document};
+pub use isolate::Extraction;
 pub use place::{Place, Unit};
-pub use walk::{walk, FileEntry, Filters, Skipped, MAX_FILE_BYTES};
+pub use walk::{directories, walk, FileEntry, Filters, Skipped, MAX_FILE_BYTES};

@@ -50,6 +50,37 @@ fn overrides(root: &Path, f: &Filters) -> std::io::Result<ignore::overrides::Ove
     b.build().map_err(bad)
 }
 
+/// The walk every listing shares: ignore files, hidden entries skipped,
+/// symlinks followed (a caller keeps only what stays inside the root).
+fn walker(root: &Path, filters: &Filters) -> std::io::Result<ignore::Walk> {
+    Ok(ignore::WalkBuilder::new(root)
+        .follow_links(true)
+        .require_git(false)
+        .overrides(overrides(root, filters)?)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build())
+}
+
+/// The directories the walk enters, as real paths inside `root` (itself
+/// included), each once: what a watcher watches. Ignored and hidden ones
+/// (`.git`, a gitignored `node_modules`) and symlinks out of the folder
+/// are left out, as the walk leaves their files out.
+pub fn directories(root: &Path, filters: &Filters) -> std::io::Result<Vec<PathBuf>> {
+    let root = root.canonicalize()?;
+    let mut dirs = std::collections::BTreeSet::new();
+    for entry in walker(&root, filters)?.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
+        if let Ok(real) = entry.path().canonicalize() {
+            if real.starts_with(&root) {
+                dirs.insert(real);
+            }
+        }
+    }
+    Ok(dirs.into_iter().collect())
+}
+
 /// Lists the indexable files under `root`, sorted by path.
 pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, Vec<Skipped>)> {
     let root = root.canonicalize()?;
@@ -60,13 +91,7 @@ pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, 
         ));
     }
     let (mut files, mut skipped) = (Vec::new(), Vec::new());
-    let walker = ignore::WalkBuilder::new(&root)
-        .follow_links(true)
-        .require_git(false)
-        .overrides(overrides(&root, filters)?)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    for entry in walker {
+    for entry in walker(&root, filters)? {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {

@@ -20,6 +20,8 @@ pub enum Msg {
         files: usize,
         chunks: usize,
     },
+    /// The files the last text pass could not read: path and reason.
+    Skipped(Vec<(String, String)>),
     /// A piece of the answer being generated.
     Token(String),
     /// The answer is complete.
@@ -121,6 +123,8 @@ pub struct Model {
     /// the question adds its own).
     pub whole: Vec<String>,
     pub status: Status,
+    /// Files the index could not read, and why (the help lists them).
+    pub skipped: Vec<(String, String)>,
 }
 
 impl Model {
@@ -176,6 +180,10 @@ pub fn update(m: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Index { files, chunks } => {
             (m.status.files, m.status.chunks) = (files, chunks);
+            vec![]
+        }
+        Msg::Skipped(files) => {
+            m.skipped = files;
             vec![]
         }
         Msg::Token(t) => {

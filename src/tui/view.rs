@@ -49,7 +49,7 @@ pub fn view(f: &mut Frame<'_>, m: &Model) {
     draw_input(f, m, input);
     draw_status(f, m, status);
     if m.help {
-        draw_help(f, f.area());
+        draw_help(f, f.area(), &m.skipped);
     }
 }
 
@@ -267,16 +267,12 @@ fn draw_status(f: &mut Frame<'_>, m: &Model, area: Rect) {
     f.render_widget(Paragraph::new(line).style(Style::new().reversed()), area);
 }
 
-fn draw_help(f: &mut Frame<'_>, area: Rect) {
+/// Files not indexed listed under the keys, at most this many.
+const SKIPPED_SHOWN: usize = 6;
+
+fn draw_help(f: &mut Frame<'_>, area: Rect, skipped: &[(String, String)]) {
     let w = 68.min(area.width);
-    let h = (KEYS.len() as u16 + 2).min(area.height);
-    let r = Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    );
-    let lines: Vec<Line<'static>> = KEYS
+    let mut lines: Vec<Line<'static>> = KEYS
         .iter()
         .map(|(k, what)| {
             Line::from(vec![
@@ -285,6 +281,31 @@ fn draw_help(f: &mut Frame<'_>, area: Rect) {
             ])
         })
         .collect();
+    if !skipped.is_empty() {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!("not indexed ({}):", skipped.len()),
+            Style::new().bold(),
+        ));
+        let room = usize::from(w.saturating_sub(4));
+        for (path, reason) in skipped.iter().take(SKIPPED_SHOWN) {
+            let text: String = format!("{path}: {reason}").chars().take(room).collect();
+            lines.push(Line::raw(text));
+        }
+        if skipped.len() > SKIPPED_SHOWN {
+            lines.push(Line::raw(format!(
+                "… and {} more (ape-chat index --json lists every one)",
+                skipped.len() - SKIPPED_SHOWN
+            )));
+        }
+    }
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let r = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
     f.render_widget(Clear, r);
     f.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" keys ")),
@@ -386,6 +407,23 @@ mod tests {
         let mut m = answered();
         m.help = true;
         insta::assert_snapshot!(screen(&m, 100, 18));
+    }
+
+    #[test]
+    fn help_lists_the_files_not_indexed() {
+        let mut m = answered();
+        m.help = true;
+        m.skipped = vec![
+            (
+                "scans/bomb.pdf".into(),
+                "PDF streams inflate to more than 67 MB (a decompression bomb?): not read".into(),
+            ),
+            (
+                "old/budget.doc".into(),
+                "Office 97–2003 format (.doc): save it as .docx to index it".into(),
+            ),
+        ];
+        insta::assert_snapshot!(screen(&m, 100, 24));
     }
 
     #[test]

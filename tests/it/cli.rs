@@ -741,3 +741,85 @@ fn ask_reads_the_question_from_stdin() {
         "an empty question is an error"
     );
 }
+
+/// Ctrl-C mid-answer: the partial answer is not saved as a turn of the
+/// conversation (a follow-up would read it as what was said); a finished
+/// answer is.
+#[test]
+fn a_stopped_answer_is_not_saved_to_the_conversation() {
+    use std::io::{BufRead, BufReader};
+    let cache = tempfile::tempdir().expect("tempdir");
+    let chat = cache.path().join("chat.json");
+    let mut child = ape_chat(cache.path())
+        .args(["--ask", "Write a very long story about backups.", "--json"])
+        .args(["--max-tokens", "400", "--conversation"])
+        .arg(&chat)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .arg(sample_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut tokens = 0;
+    while tokens < 3 {
+        let line = lines.next().expect("a line").expect("read");
+        tokens += usize::from(line.contains(r#""type":"token""#));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        rest.iter().any(|l| l.contains(r#""stop":"cancelled""#)),
+        "the answer was stopped: {rest:?}"
+    );
+    assert!(!chat.exists(), "a stopped answer is no turn");
+    ask_json(
+        cache.path(),
+        "How long are nightly snapshots kept?",
+        &[
+            "--max-tokens",
+            "4",
+            "--conversation",
+            chat.to_str().expect("utf-8"),
+        ],
+    );
+    let turns: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&chat).expect("saved")).expect("json");
+    assert_eq!(turns.len(), 1);
+}
+
+/// A state file that cannot be read now (here: a directory in its place,
+/// as an I/O error would leave it) is encoded for the answer and kept, not
+/// deleted as a corrupt one is.
+#[test]
+fn a_state_that_cannot_be_read_is_kept_not_deleted() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let ask = || {
+        let q = "Where are encryption keys kept?";
+        ask_json(cache.path(), q, &["--max-tokens", "8", "--top-k", "1"])
+    };
+    let clean = ask();
+    let files: Vec<_> = files_under(&cache.path().join("kv"));
+    assert_eq!(files.len(), 1, "{files:?}");
+    let f = &files[0];
+    std::fs::remove_file(f).expect("remove");
+    std::fs::create_dir(f).expect("a directory in its place");
+    let again = ask();
+    let stats = record(&again, "stats");
+    assert_eq!(stats["cache_unreadable"], 1, "{stats}");
+    assert_eq!(stats["cache_rejected"], 0, "{stats}");
+    assert!(f.is_dir(), "kept");
+    let notes = stats["notes"].to_string();
+    assert!(notes.contains("could not be read"), "{notes}");
+    assert_eq!(
+        record(&clean, "answer")["text"],
+        record(&again, "answer")["text"]
+    );
+}

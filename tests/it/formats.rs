@@ -281,3 +281,194 @@ fn bad_documents_are_skipped_with_a_reason_in_bounded_memory() {
     // a gigabyte more.
     assert!(peak < 1024, "peak RSS {peak} MB");
 }
+
+/// A one-page PDF whose content stream is Flate-compressed `content`.
+fn flate_pdf(content: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(content).expect("compress");
+    let data = z.finish().expect("compress");
+    let objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>".to_vec(),
+        [
+            format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", data.len()).into_bytes(),
+            data,
+            b"\nendstream".to_vec(),
+        ]
+        .concat(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(o);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for off in offsets {
+        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+fn skipped_reason(r: &Value, path: &str) -> String {
+    r["files_skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .find(|s| s["path"] == path)
+        .and_then(|s| s["reason"].as_str())
+        .unwrap_or_else(|| panic!("{path} not skipped: {r}"))
+        .to_string()
+}
+
+/// A small PDF that inflates to gigabytes, a page of a million empty
+/// styles and a 200 KB line with no space: the bomb is skipped with its
+/// reason (in bounded memory), the other two are read, and the folder
+/// answers from the rest.
+#[test]
+fn a_pdf_bomb_a_pathological_page_and_an_unbroken_line_cost_only_themselves() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    // 2 GiB of zeros in 256 streams of 8 MiB, about 2 MB on disk.
+    let block = {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&vec![0u8; 8 << 20]).expect("compress");
+        z.finish().expect("compress")
+    };
+    let mut bomb = b"%PDF-1.7\n".to_vec();
+    for i in 0..256 {
+        bomb.extend_from_slice(
+            format!(
+                "{} 0 obj\n<< /Length {} /Filter /FlateDecode >>\nstream\n",
+                i + 1,
+                block.len()
+            )
+            .as_bytes(),
+        );
+        bomb.extend_from_slice(&block);
+        bomb.extend_from_slice(b"\nendstream\nendobj\n");
+    }
+    bomb.extend_from_slice(b"trailer << /Root 1 0 R >>\n%%EOF\n");
+    fs::write(d.join("bomb.pdf"), &bomb).expect("write");
+    fs::write(
+        d.join("styles.html"),
+        "<style></style>".repeat(1_000_000) + "<p>The harbour gate opens at dawn.</p>",
+    )
+    .expect("write");
+    let uri = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(6_000);
+    fs::write(
+        d.join("logo.md"),
+        format!("# Logo\n\n<img src=\"data:image/png;base64,{uri}\">\n\nThe logo is teal.\n"),
+    )
+    .expect("write");
+    fs::write(
+        d.join("notes.md"),
+        "The lighthouse keeper logs the weather at six.\n",
+    )
+    .expect("write");
+    let out = ape_chat(cache.path())
+        .args(["index", "--json", "--no-states", "--model"])
+        .arg(tiny_model_path())
+        .arg(d)
+        .succeed();
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert!(
+        skipped_reason(&r, "bomb.pdf").contains("decompression bomb"),
+        "{r}"
+    );
+    assert_eq!(r["files_indexed"], 3, "{r}");
+    assert!(
+        r["chunks"].as_u64().unwrap_or(0) > 100,
+        "the line in pieces: {r}"
+    );
+    // Answers come from the others; the line's pieces encode like any
+    // chunk (one alone was past the context and failed on every pass).
+    let out = ape_chat(cache.path())
+        .args([
+            "--ask",
+            "When does the harbour gate open?",
+            "--json",
+            "--max-tokens",
+            "2",
+        ])
+        .args(["--quality", "fast", "--top-k", "5", "--model"])
+        .arg(tiny_model_path())
+        .arg(d)
+        .succeed();
+    let lines = crate::common::json_lines(&out.stdout);
+    let sources = crate::common::record(&lines, "sources");
+    assert_eq!(sources["sources"][0]["path"], "styles.html", "{sources}");
+    let stats = crate::common::record(&lines, "stats");
+    assert_eq!(stats["chunks_read"], 5, "{stats}");
+    let logo = sources["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .filter(|s| s["path"] == "logo.md")
+        .count();
+    assert!(
+        logo > 0,
+        "a piece of the line was read and encoded: {sources}"
+    );
+}
+
+/// A file that needs more memory, or more time, than its reader may take
+/// ends only its worker process: it is skipped with the reason, the rest
+/// is indexed, and it is not read again until it changes.
+#[test]
+fn a_reader_past_its_memory_or_time_cap_skips_only_its_file() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    // 60 MB of text operators: under the inflation cap, over 30 MB.
+    let content = "BT /F1 12 Tf 72 720 Td (heavy) Tj ET\n".repeat(1_600_000);
+    fs::write(d.join("heavy.pdf"), flate_pdf(content.as_bytes())).expect("write");
+    fs::write(
+        d.join("notes.md"),
+        "The lighthouse keeper logs the weather at six.\n",
+    )
+    .expect("write");
+    let index = |args: &[&str]| -> Value {
+        let out = ape_chat(cache.path())
+            .args(["index", "--json", "--no-states", "--model"])
+            .arg(tiny_model_path())
+            .args(args)
+            .arg(d)
+            .succeed();
+        serde_json::from_slice(&out.stdout).expect("json report")
+    };
+    let r = index(&["--extract-memory-gb", "0.03"]);
+    assert!(
+        skipped_reason(&r, "heavy.pdf").contains("needed more than 30 MB of memory"),
+        "{r}"
+    );
+    assert_eq!(r["files_indexed"], 1, "{r}");
+    // Unchanged, it is not read again: the reason stands, even with caps
+    // that would let it through.
+    let r = index(&[]);
+    assert!(skipped_reason(&r, "heavy.pdf").contains("memory"), "{r}");
+    assert_eq!(r["files_indexed"], 0, "{r}");
+    // Changed, it is read again, now against the time cap.
+    let content = "BT /F1 12 Tf 72 720 Td (heavy) Tj ET\n".repeat(1_500_000);
+    fs::write(d.join("heavy.pdf"), flate_pdf(content.as_bytes())).expect("write");
+    let r = index(&["--extract-timeout", "0.05"]);
+    assert!(
+        skipped_reason(&r, "heavy.pdf").contains("took longer than 0.05 s"),
+        "{r}"
+    );
+}

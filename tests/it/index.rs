@@ -619,3 +619,63 @@ fn tables_an_older_build_read_are_read_again_for_their_digest_and_nothing_else_i
     let noop = index(cache.path(), root.path());
     assert_eq!(n(&noop, "files_indexed"), 0, "{noop}");
 }
+
+/// A chunk whose state cannot be encoded (here: longer than the engine's
+/// context) is skipped with a note naming its file and lines; every other
+/// state is still encoded, and the pass ends instead of failing.
+#[test]
+fn a_chunk_that_cannot_be_encoded_is_skipped_not_blocking_the_rest() {
+    use ape_chat::engine::{Engine, EngineOptions};
+    use ape_chat::index::dense::EmbedOptions;
+    use ape_chat::kvstore::KvStore;
+    use ape_chat::workspace::{FolderOptions, Workspace};
+    let engine = Engine::load(
+        &tiny_model_path(),
+        EngineOptions {
+            threads: 2,
+            ctx_tokens: 256,
+            ..EngineOptions::default()
+        },
+    )
+    .expect("load");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = tempfile::tempdir().expect("tempdir");
+    // One paragraph of about 400 tokens: one chunk, past 256 cells.
+    let long: String = (0..45)
+        .map(|i| format!("Sentence {i} of the long paragraph goes on. "))
+        .collect();
+    fs::write(dir.path().join("long.md"), format!("{long}\n")).expect("write");
+    fs::write(dir.path().join("notes.md"), NOTES).expect("write");
+    let o = FolderOptions {
+        chunk_tokens: 600,
+        system_prompt: ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT.to_string(),
+        prefix_newlines: 0,
+        embed: EmbedOptions {
+            model_dir: crate::common::embed_model_dir(),
+            ort_lib: Some(crate::common::ort_lib()),
+            threads: 1,
+        },
+        filters: Default::default(),
+        budget_bytes: 1 << 30,
+        extraction: Default::default(),
+    };
+    let mut ws = Workspace::open_in(
+        &engine,
+        dir.path(),
+        Some(cache.path().join("index")),
+        &o,
+        KvStore::new(cache.path().join("kv")),
+    )
+    .expect("open")
+    .with_budget(ape_chat::compute::Budget::at(cache.path().join("locks")));
+    let r = ape_chat::service::index(&mut ws, true, &mut |_| {}).expect("the pass ends");
+    assert_eq!(r.chunks_unencodable.len(), 1, "{r:?}");
+    assert!(
+        r.chunks_unencodable[0]
+            .path
+            .starts_with("long.md (lines 1-1)"),
+        "{r:?}"
+    );
+    assert_eq!(r.chunks_encoded, r.chunks - 1, "{r:?}");
+    assert_eq!(r.states_deferred, 0, "nothing else waits behind it: {r:?}");
+}

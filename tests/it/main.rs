@@ -8,6 +8,7 @@ mod eval;
 mod formats;
 mod index;
 mod longer;
+mod serve_safety;
 mod server;
 mod tiers;
 mod tui;

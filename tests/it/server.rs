@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use crate::common::{self, tiny_model_path};
 
 /// A running server, killed when dropped (a failed assertion included).
-struct Server {
-    child: Child,
-    addr: String,
+pub(crate) struct Server {
+    pub child: Child,
+    pub addr: String,
 }
 
 impl Drop for Server {
@@ -28,11 +28,28 @@ impl Drop for Server {
 impl Server {
     /// Starts `ape-chat serve` on the sample folder, on a free port, and
     /// waits until it answers from its index.
-    fn start(cache: &Path, args: &[&str]) -> Self {
+    pub fn start(cache: &Path, args: &[&str]) -> Self {
+        Self::start_with(cache, &tiny_model_path(), args)
+    }
+
+    /// [`Self::start`] with `model`.
+    pub fn start_with(cache: &Path, model: &Path, args: &[&str]) -> Self {
+        let server = Self::spawn(cache, model, args);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !server.get("/health").contains("\"status\":\"ok\"") {
+            assert!(Instant::now() < deadline, "the server never became ready");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server
+    }
+
+    /// Starts `ape-chat serve` with `model` on the sample folder and waits
+    /// for its listening line only.
+    pub fn spawn(cache: &Path, model: &Path, args: &[&str]) -> Self {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/sample");
         let mut child = common::ape_chat(cache)
             .args(["serve", "--port", "0", "--model"])
-            .arg(tiny_model_path())
+            .arg(model)
             .args(args)
             .arg(&docs)
             .stdout(Stdio::piped())
@@ -50,13 +67,7 @@ impl Server {
             .and_then(|r| r.split('/').next())
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
-        let server = Self { child, addr };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !server.get("/health").contains("\"status\":\"ok\"") {
-            assert!(Instant::now() < deadline, "the server never became ready");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        server
+        Self { child, addr }
     }
 
     fn base(&self) -> String {
@@ -64,7 +75,7 @@ impl Server {
     }
 
     /// A raw HTTP/1.1 exchange (`Connection: close`): the whole response.
-    fn http(&self, request: &str) -> String {
+    pub fn http(&self, request: &str) -> String {
         let Ok(mut s) = TcpStream::connect(&self.addr) else {
             return String::new();
         };
@@ -74,10 +85,37 @@ impl Server {
         out
     }
 
-    fn get(&self, path: &str) -> String {
+    pub fn get(&self, path: &str) -> String {
         self.http(&format!(
-            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
         ))
+    }
+
+    /// `/health` as JSON.
+    pub fn health(&self) -> serde_json::Value {
+        let body = self.get("/health");
+        let json = body.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(json).unwrap_or_default()
+    }
+
+    /// SIGTERM, then the exit status within `limit`.
+    pub fn terminate(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(killed.success());
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(st) = self.child.try_wait().expect("wait") {
+                return st;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not stop within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -132,6 +170,48 @@ fn the_official_openai_client_gets_answers_follow_ups_and_clear_errors() {
     );
 }
 
+fn clients_python() -> PathBuf {
+    let py = ape_chat::paths::cache_dir().join("clients-venv/bin/python");
+    assert!(
+        py.is_file(),
+        "{} missing: run scripts/setup.sh",
+        py.display()
+    );
+    py
+}
+
+/// `llm` and LangChain's `ChatOpenAI`, installed from PyPI, against the
+/// default model: answers from the folder streamed and not, follow-ups.
+#[test]
+fn llm_and_langchain_answer_from_the_folder_streaming_and_not() {
+    let cache = tempfile::tempdir().expect("tmp");
+    let server = Server::start_with(cache.path(), &common::default_model_path(), &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/server/other_clients.py");
+    let py = clients_python();
+    let bin = py.parent().expect("venv bin");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(&py)
+        .arg(script)
+        .arg(server.base())
+        .arg(cache.path().join("llm"))
+        .env("PATH", path)
+        .output()
+        .expect("run the clients");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "clients failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{stdout}");
+    let h = server.health();
+    assert!(h["answered"].as_u64() >= Some(7), "{h}");
+}
+
 #[test]
 fn another_address_needs_a_key() {
     let cache = tempfile::tempdir().expect("tmp");
@@ -153,7 +233,7 @@ fn sigterm_drains_the_request_in_flight_and_loses_nothing() {
     let mut server = Server::start(cache.path(), &["--max-tokens", "32"]);
     let body = r#"{"messages":[{"role":"user","content":"Where are the encryption keys kept?"}],"max_tokens":32}"#;
     let request = format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
     let mut s = TcpStream::connect(&server.addr).expect("connect");
@@ -210,7 +290,7 @@ fn preloaded_states_answer_the_first_question_from_memory() {
     assert_eq!(p["full"], false, "{health}");
     let body = r#"{"messages":[{"role":"user","content":"Where are the encryption keys kept?"}]}"#;
     let reply = server.http(&format!(
-        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     ));
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");

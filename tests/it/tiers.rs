@@ -36,6 +36,7 @@ fn open<'e>(engine: &'e Engine, folder: &Path, cache: &Path) -> Workspace<'e> {
         },
         filters: Default::default(),
         budget_bytes: 1 << 30,
+        extraction: Default::default(),
     };
     let mut ws = Workspace::open_in(
         engine,
@@ -64,6 +65,7 @@ fn options() -> AskOptions {
             max_tokens: 12,
             ..GenerateOptions::default()
         },
+        max_chunks: None,
     }
 }
 

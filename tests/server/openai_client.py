@@ -112,6 +112,27 @@ kestrels = [s for s in one["sources"] if s["path"] == "field-notes-kestrels.md"]
 check(kestrels and len(one["sources"]) == len(kestrels) + 1,
       f"the file whole plus the best other chunk: {[s['path'] for s in one['sources']]}")
 
+# --- what other clients send: fields OpenAI's API ignores, text parts, 64-bit
+# seeds, stream_options with fields of its own --------------------------------
+lenient = client.chat.completions.create(
+    model="ape-chat",
+    messages=[{"role": "user", "content": [{"type": "text", "text": "How long are nightly"},
+                                           {"type": "text", "text": "snapshots kept?"}]}],
+    max_tokens=6, seed=2**63 + 5, store=False, metadata={"from": "test"}, parallel_tool_calls=False,
+    extra_body={"frobnicate": 1},
+).to_dict()
+check(any(s["path"] == "backup-policy.md" for s in lenient["sources"]), "text parts are the question")
+text, usage_chunk = "", None
+for chunk in client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=6, stream=True,
+    extra_body={"stream_options": {"include_usage": True, "include_obfuscation": False}},
+):
+    if chunk.choices:
+        text += chunk.choices[0].delta.content or ""
+    elif chunk.usage is not None:
+        usage_chunk = chunk
+check(usage_chunk is not None and usage_chunk.usage.completion_tokens >= 1, "include_usage: a final usage chunk")
+
 # --- the key -----------------------------------------------------------------
 keyed = openai.OpenAI(base_url=KEY_BASE, api_key="wrong", max_retries=0)
 try:
@@ -141,10 +162,11 @@ refused(400, "n must be 1", messages=msgs, n=2)
 refused(400, "tools", messages=msgs, tools=[{"type": "function", "function": {"name": "f"}}])
 refused(400, "no messages", messages=[])
 refused(400, "last message", messages=[{"role": "assistant", "content": "hi"}])
-refused(400, "unknown field", messages=msgs, extra_body={"frobnicate": 1})
 refused(400, "invalid type", messages=msgs, extra_body={"max_tokens": "ten"})
 refused(400, "missing field `messages`", extra_body={}, messages=openai.NOT_GIVEN)
 refused(400, "not an indexed file", messages=msgs, extra_body={"files": ["no-such-notes.md"]})
+refused(400, "only text parts", messages=[{"role": "user", "content": [
+    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}]}])
 refused(400, "top-k must be", messages=msgs, extra_body={"top_k": "many"})
 refused(413, "larger than", messages=[{"role": "user", "content": "x" * (2 << 20)}])
 
@@ -166,7 +188,7 @@ check(status == 400 and "UTF-8" in err["error"]["message"], f"invalid UTF-8: {st
 # --- a slow client (the server runs with --timeout 2) -------------------------
 u = urllib.parse.urlparse(BASE)
 s = socket.create_connection((u.hostname, u.port))
-s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"mes")
+s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"mes")
 t = time.monotonic()
 s.settimeout(30)
 reply = s.recv(4096).decode(errors="replace")

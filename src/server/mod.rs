@@ -5,37 +5,60 @@
 //! streamed, in a last chunk before `[DONE]`), the timing in `usage`.
 //! `GET /v1/models`, `GET /health`.
 //!
-//! The model computes one thing at a time: requests queue in the service
-//! (questions before background indexing), and past its bound are refused
-//! at once with 429 and `Retry-After`. A client that goes away stops its
-//! answer at the next token. Errors are OpenAI error objects.
+//! Made to be left running beside a person's documents: requests from a
+//! web page or a rebinding DNS name are refused before any work
+//! (`guard.rs`), every connection is bounded in time and number
+//! (`listen.rs`), requests are read as real clients write them
+//! (`request.rs`). The model computes one thing at a time: requests queue
+//! in the service (questions before background indexing), and past its
+//! bound are refused at once with 429 and `Retry-After`. A client that
+//! goes away, even while its question still waits, stops its answer.
+//! Errors are OpenAI error objects.
+
+pub(crate) mod guard;
+mod listen;
+pub(crate) mod request;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::answer::AskOptions;
-use crate::conversation::{self, Message};
-use crate::engine::{Sampling, StopReason};
-use crate::index::TopK;
+use crate::engine::StopReason;
 use crate::ingest::Place;
-use crate::service::{AnswerEvent, Answered, AskRefused, Handle, Question};
+use crate::service::{AnswerEvent, Answered, AskRefused, Handle};
+
+use guard::Guard;
+pub use listen::Limits;
+
+/// How loud a server log line is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    /// What a person debugging a client wants (fields ignored, …).
+    Debug,
+    Info,
+    /// Something refused or cut that the operator should know of.
+    Warn,
+}
+
+/// Where the server's own log lines go (the command prints them).
+pub type Log = Arc<dyn Fn(LogLevel, &str) + Send + Sync>;
 
 /// How the server runs.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ServerOptions {
     pub addr: SocketAddr,
     /// Required as `Authorization: Bearer KEY` on `/v1/` when set.
@@ -46,14 +69,18 @@ pub struct ServerOptions {
     pub timeout: Duration,
     /// Largest request body (413 past it).
     pub max_body: usize,
-    /// Origins allowed by CORS (none: CORS off).
+    /// Origins allowed by CORS (none: CORS off, and browsers from other
+    /// origins refused).
     pub cors: Vec<String>,
+    /// Host names besides localhost and the bound address that requests
+    /// may name (`--allowed-host`).
+    pub allowed_hosts: Vec<String>,
+    /// Connections: idle timeout, cap, drain on shutdown.
+    pub limits: Limits,
     /// Answer settings a request may override (tokens, sampling).
     pub ask: AskOptions,
+    pub log: Log,
 }
-
-/// Largest `max_tokens` a request may ask for.
-const MAX_TOKENS_CAP: usize = 4096;
 
 /// The folder's state, as `/health` reports it.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -72,15 +99,20 @@ struct App {
     options: ServerOptions,
     handle: Handle,
     folder: Arc<Mutex<FolderStatus>>,
+    /// Answers the service took up.
+    started: AtomicU64,
     answered: AtomicU64,
     cancelled: AtomicU64,
+    /// Clients that left before their question was taken up: it cost no
+    /// retrieval and no prefill.
+    abandoned: AtomicU64,
     refused: AtomicU64,
     in_flight: AtomicUsize,
 }
 
 /// An OpenAI-style error response.
 #[derive(Debug)]
-struct ApiError {
+pub(crate) struct ApiError {
     status: StatusCode,
     kind: &'static str,
     code: Option<&'static str>,
@@ -112,6 +144,10 @@ impl ApiError {
             ..Self::invalid(message)
         }
     }
+
+    fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, "server_error", message)
+    }
 }
 
 impl IntoResponse for ApiError {
@@ -129,180 +165,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// A chat completion request: the fields OpenAI defines. Any other field
-/// is refused (400), and fields whose feature ape-chat does not have are
-/// refused when they ask for it, never silently ignored.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ChatRequest {
-    messages: Vec<Message>,
-    /// Any name is accepted (clients send their own); responses name the
-    /// served model.
-    #[serde(default)]
-    #[allow(dead_code)]
-    model: Option<String>,
-    #[serde(default)]
-    stream: bool,
-    /// Accepted; usage is always sent.
-    #[serde(default)]
-    #[allow(dead_code)]
-    stream_options: Option<StreamOptions>,
-    #[serde(default)]
-    max_tokens: Option<u32>,
-    #[serde(default)]
-    max_completion_tokens: Option<u32>,
-    #[serde(default)]
-    temperature: Option<f32>,
-    #[serde(default)]
-    top_p: Option<f32>,
-    #[serde(default)]
-    seed: Option<u32>,
-    #[serde(default)]
-    n: Option<u32>,
-    /// An end-user id for the caller's records: no effect here.
-    #[serde(default)]
-    #[allow(dead_code)]
-    user: Option<String>,
-    #[serde(default)]
-    stop: Option<Value>,
-    #[serde(default)]
-    tools: Option<Value>,
-    #[serde(default)]
-    tool_choice: Option<Value>,
-    #[serde(default)]
-    functions: Option<Value>,
-    #[serde(default)]
-    response_format: Option<Value>,
-    #[serde(default)]
-    logprobs: Option<bool>,
-    #[serde(default)]
-    top_logprobs: Option<u32>,
-    #[serde(default)]
-    logit_bias: Option<Value>,
-    #[serde(default)]
-    presence_penalty: Option<f32>,
-    #[serde(default)]
-    frequency_penalty: Option<f32>,
-    /// ape-chat's own (`extra_body` in OpenAI's clients): chunks to read, a
-    /// number or `"all"`, as `--top-k`.
-    #[serde(default)]
-    top_k: Option<TopK>,
-    /// ape-chat's own: files (relative to the folder) read whole besides
-    /// the best chunks, as `--file`.
-    #[serde(default)]
-    files: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StreamOptions {
-    #[serde(default)]
-    #[allow(dead_code)]
-    include_usage: bool,
-}
-
-impl ChatRequest {
-    /// Refuses what is asked for but not supported.
-    fn check(&self) -> Result<(), ApiError> {
-        let present = |v: &Option<Value>| v.as_ref().is_some_and(|v| !v.is_null());
-        let nonempty = |v: &Option<Value>| {
-            v.as_ref().is_some_and(|v| match v {
-                Value::Null => false,
-                Value::Array(a) => !a.is_empty(),
-                Value::Object(o) => !o.is_empty(),
-                Value::String(s) => !s.is_empty(),
-                _ => true,
-            })
-        };
-        if self.n.is_some_and(|n| n != 1) {
-            return Err(ApiError::unsupported(
-                "n",
-                "n must be 1: one answer per request",
-            ));
-        }
-        if nonempty(&self.tools) || nonempty(&self.functions) || present(&self.tool_choice) {
-            return Err(ApiError::unsupported(
-                "tools",
-                "tools and function calling are not supported",
-            ));
-        }
-        if self.logprobs == Some(true) || self.top_logprobs.is_some() {
-            return Err(ApiError::unsupported(
-                "logprobs",
-                "logprobs are not supported",
-            ));
-        }
-        if nonempty(&self.logit_bias) {
-            return Err(ApiError::unsupported(
-                "logit_bias",
-                "logit_bias is not supported",
-            ));
-        }
-        if nonempty(&self.stop) {
-            return Err(ApiError::unsupported(
-                "stop",
-                "stop sequences are not supported",
-            ));
-        }
-        if let Some(f) = &self.response_format {
-            if f.get("type").and_then(Value::as_str) != Some("text") {
-                return Err(ApiError::unsupported(
-                    "response_format",
-                    "only the text response format is supported",
-                ));
-            }
-        }
-        for (name, v) in [
-            ("presence_penalty", self.presence_penalty),
-            ("frequency_penalty", self.frequency_penalty),
-        ] {
-            if v.is_some_and(|v| v != 0.0) {
-                return Err(ApiError::unsupported(
-                    name,
-                    format!("{name} is not supported"),
-                ));
-            }
-        }
-        if self.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
-            return Err(ApiError::invalid("temperature must be between 0 and 2"));
-        }
-        if self.top_p.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
-            return Err(ApiError::invalid("top_p must be in (0, 1]"));
-        }
-        Ok(())
-    }
-
-    /// The server's answer settings with this request's overrides.
-    fn options(&self, base: AskOptions) -> Result<AskOptions, ApiError> {
-        let mut o = base;
-        if let Some(n) = self.max_completion_tokens.or(self.max_tokens) {
-            if n == 0 || n as usize > MAX_TOKENS_CAP {
-                return Err(ApiError::invalid(format!(
-                    "max_tokens must be between 1 and {MAX_TOKENS_CAP}"
-                )));
-            }
-            o.generate.max_tokens = n as usize;
-        }
-        let seed = self.seed.unwrap_or(42);
-        match self.temperature {
-            Some(t) if t > 0.0 => {
-                o.generate.sampling = Sampling::Sample {
-                    temperature: t,
-                    top_p: self.top_p.unwrap_or(1.0),
-                    seed,
-                }
-            }
-            Some(_) => o.generate.sampling = Sampling::Greedy,
-            None => {}
-        }
-        if let Some(k) = self.top_k {
-            o.top_k = k;
-        }
-        Ok(o)
-    }
-}
-
-/// Serves until `shutdown` resolves, then drains the requests in flight.
+/// Serves until `shutdown` resolves, then drains the requests in flight
+/// (at most `limits.drain`).
 pub async fn serve(
     options: ServerOptions,
     handle: Handle,
@@ -310,13 +174,18 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let bound = listener.local_addr()?;
+    let guard = Arc::new(Guard::new(bound, &options.allowed_hosts, &options.cors));
     let cors = cors_layer(&options.cors);
+    let (limits, log) = (options.limits, Arc::clone(&options.log));
     let app = Arc::new(App {
         options,
         handle,
         folder,
+        started: AtomicU64::new(0),
         answered: AtomicU64::new(0),
         cancelled: AtomicU64::new(0),
+        abandoned: AtomicU64::new(0),
         refused: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
     });
@@ -336,13 +205,31 @@ pub async fn serve(
     if let Some(cors) = cors {
         router = router.layer(cors);
     }
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    // Outermost: nothing runs for a request from the wrong place.
+    let log_refused = Arc::clone(&log);
+    let router = router.layer(axum::middleware::from_fn(
+        move |req: Request, next: Next| {
+            let (guard, log) = (Arc::clone(&guard), Arc::clone(&log_refused));
+            async move {
+                match guard.check(req.method(), req.headers()) {
+                    Ok(()) => next.run(req).await,
+                    Err(e) => {
+                        log(
+                            LogLevel::Warn,
+                            &format!("refused {} {}: {}", req.method(), req.uri(), e.message),
+                        );
+                        e.into_response()
+                    }
+                }
+            }
+        },
+    ));
+    listen::run(listener, router, limits, log, shutdown).await;
+    Ok(())
 }
 
 fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
-    use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+    use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
     if origins.is_empty() {
         return None;
     }
@@ -352,15 +239,18 @@ fn cors_layer(origins: &[String]) -> Option<tower_http::cors::CorsLayer> {
         AllowOrigin::list(
             origins
                 .iter()
-                .filter_map(|o| HeaderValue::from_str(o).ok())
+                .filter_map(|o| HeaderValue::from_str(o.trim_end_matches('/')).ok())
                 .collect::<Vec<_>>(),
         )
     };
+    // The headers a preflight asks for are mirrored: `*` would not cover
+    // `Authorization`, and OpenAI's browser SDK adds its own.
     Some(
         CorsLayer::new()
             .allow_origin(allow)
-            .allow_methods(Any)
-            .allow_headers(Any),
+            .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+            .allow_headers(AllowHeaders::mirror_request())
+            .max_age(Duration::from_secs(600)),
     )
 }
 
@@ -426,8 +316,10 @@ async fn health(State(app): State<Arc<App>>) -> Response {
     let body = json!({
         "status": status, "folder": folder, "model": app.options.model,
         "waiting": app.handle.waiting(), "in_flight": app.in_flight.load(Ordering::SeqCst),
+        "started": app.started.load(Ordering::SeqCst),
         "answered": app.answered.load(Ordering::SeqCst),
         "cancelled": app.cancelled.load(Ordering::SeqCst),
+        "abandoned": app.abandoned.load(Ordering::SeqCst),
         "refused": app.refused.load(Ordering::SeqCst),
     });
     (code, Json(body)).into_response()
@@ -474,30 +366,6 @@ async fn read_body(
     }
 }
 
-/// Parses and checks a request: the question, its conversation, options.
-fn parse(app: &App, bytes: &[u8]) -> Result<(ChatRequest, Question), ApiError> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| ApiError::invalid(format!("the body is not UTF-8: {e}")))?;
-    let req: ChatRequest = serde_json::from_str(text)
-        .map_err(|e| ApiError::invalid(format!("the body is not a chat request: {e}")))?;
-    req.check()?;
-    let options = req.options(app.options.ask.clone())?;
-    let files = req.files.clone();
-    let (text, history) = conversation::from_messages(&req.messages).map_err(|e| ApiError {
-        param: Some("messages".into()),
-        ..ApiError::invalid(e.to_string())
-    })?;
-    Ok((
-        req,
-        Question {
-            text,
-            history,
-            options: Some(options),
-            files,
-        },
-    ))
-}
-
 /// Counts a request in flight while alive.
 struct InFlight(Arc<App>);
 
@@ -521,10 +389,28 @@ async fn chat(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Re
     }
 }
 
+/// Stops a question's answer when dropped: the client went away (while
+/// its question waited, or mid-answer) or the server dropped the
+/// connection at shutdown. After the answer's end it changes nothing.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     authorize(&app, &headers)?;
     let bytes = read_body(app.options.max_body, app.options.timeout, &headers, body).await?;
-    let (req, question) = parse(&app, &bytes)?;
+    let (req, question) = request::parse(&app.options.ask, &bytes)?;
+    let ignored: Vec<&str> = req.ignored().collect();
+    if !ignored.is_empty() {
+        (app.options.log)(
+            LogLevel::Debug,
+            &format!("ignored request fields: {}", ignored.join(", ")),
+        );
+    }
     let ticket = app.handle.ask(question).map_err(|e| match e {
         AskRefused::Busy(_) => {
             app.refused.fetch_add(1, Ordering::SeqCst);
@@ -538,28 +424,32 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
                 )
             }
         }
-        AskRefused::Stopped => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "server_error",
-            "the server is shutting down",
-        ),
+        AskRefused::Stopped => ApiError::unavailable("the server is shutting down"),
+        AskRefused::Failed(message) => ApiError::unavailable(message),
     })?;
-    // The service's events, carried onto the async side; when the client
-    // is gone (the receiver dropped) the answer is stopped, and its end
-    // still counted.
+    let stop = StopOnDrop(Arc::clone(&ticket.cancel));
+    // The service's events, carried onto the async side, and counted.
     let (tx, rx) = mpsc::channel::<AnswerEvent>(64);
-    let cancel = Arc::clone(&ticket.cancel);
     let counts = Arc::clone(&app);
     tokio::task::spawn_blocking(move || {
-        let mut gone = false;
+        let (mut started, mut gone) = (false, false);
         for e in ticket.events {
-            if let AnswerEvent::Answered(done) = &e {
-                count(&counts, done);
+            match &e {
+                AnswerEvent::Started { .. } => {
+                    started = true;
+                    counts.started.fetch_add(1, Ordering::SeqCst);
+                }
+                AnswerEvent::Answered(done) => count(&counts, done),
+                _ => {}
             }
             if !gone && tx.blocking_send(e).is_err() {
-                cancel.store(true, Ordering::SeqCst);
+                ticket.cancel.store(true, Ordering::SeqCst);
                 gone = true;
             }
+        }
+        if !started {
+            // The service dropped it unread: its client had gone.
+            counts.abandoned.fetch_add(1, Ordering::SeqCst);
         }
     });
     let id = format!("chatcmpl-{:016x}", rand_id());
@@ -567,9 +457,11 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
     let model = app.options.model.clone();
     let in_flight = InFlight::new(&app);
     if req.stream {
-        Ok(stream(rx, id, model, in_flight).into_response())
+        Ok(stream(rx, id, model, (in_flight, stop)).into_response())
     } else {
-        complete(rx, id, model, in_flight).await
+        let r = complete(rx, id, model).await;
+        drop((in_flight, stop));
+        r
     }
 }
 
@@ -651,7 +543,6 @@ async fn complete(
     mut rx: mpsc::Receiver<AnswerEvent>,
     id: String,
     model: String,
-    _in_flight: InFlight,
 ) -> Result<Response, ApiError> {
     while let Some(e) = rx.recv().await {
         match e {
@@ -693,11 +584,12 @@ fn stream(
     mut rx: mpsc::Receiver<AnswerEvent>,
     id: String,
     model: String,
-    in_flight: InFlight,
+    held: (InFlight, StopOnDrop),
 ) -> Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>> {
     let (out, events) = mpsc::channel::<Result<Event, Infallible>>(64);
     tokio::spawn(async move {
-        let _in_flight = in_flight;
+        // Dropped when this task ends: a client gone stops the answer.
+        let _held = held;
         let created = now();
         let chunk = |delta: Value, finish: Option<&str>| {
             let v = json!({
@@ -713,7 +605,16 @@ fn stream(
         {
             return;
         }
-        while let Some(e) = rx.recv().await {
+        loop {
+            // A client that leaves is noticed even while its question
+            // waits and nothing is sent.
+            let e = tokio::select! {
+                e = rx.recv() => match e {
+                    Some(e) => e,
+                    None => break,
+                },
+                () = out.closed() => break,
+            };
             let sent = match e {
                 AnswerEvent::Started { .. } => continue,
                 AnswerEvent::Token(t) => out.send(chunk(json!({"content": t}), None)).await,
@@ -727,6 +628,7 @@ fn stream(
                     };
                     let v = json!({"error": {"message": f.message, "type": kind}});
                     let _ = out.send(Ok(Event::default().data(v.to_string()))).await;
+                    let _ = out.send(Ok(Event::default().data("[DONE]"))).await;
                     break;
                 }
                 AnswerEvent::Answered(done) => {
@@ -785,63 +687,5 @@ mod tests {
         assert_eq!(read(100).map(|b| b.len()).ok(), Some(100));
         let e = read(101).expect_err("past the limit");
         assert_eq!(e.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", e.message);
-    }
-
-    #[test]
-    fn unsupported_parameters_are_refused_by_name() {
-        let req = |json: &str| -> Result<ChatRequest, String> {
-            let r: ChatRequest = serde_json::from_str(json).map_err(|e| e.to_string())?;
-            r.check().map_err(|e| e.message)?;
-            Ok(r)
-        };
-        let msgs = r#""messages":[{"role":"user","content":"hi"}]"#;
-        assert!(req(&format!("{{{msgs}}}")).is_ok());
-        assert!(req(&format!("{{{msgs},\"n\":1,\"tools\":[],\"stop\":null}}")).is_ok());
-        for (extra, says) in [
-            (r#""n":2"#, "n must be 1"),
-            (r#""tools":[{"type":"function"}]"#, "tools"),
-            (r#""logprobs":true"#, "logprobs"),
-            (r#""stop":["x"]"#, "stop"),
-            (r#""presence_penalty":0.5"#, "presence_penalty"),
-            (
-                r#""response_format":{"type":"json_object"}"#,
-                "text response format",
-            ),
-            (r#""temperature":3"#, "between 0 and 2"),
-            (r#""frobnicate":1"#, "unknown field `frobnicate`"),
-            (r#""max_tokens":"ten""#, "invalid type"),
-            (r#""top_k":"many""#, "top-k must be"),
-            (r#""top_k":0"#, "top-k must be"),
-            (r#""files":"a.md""#, "invalid type"),
-        ] {
-            let e = req(&format!("{{{msgs},{extra}}}")).expect_err(extra);
-            assert!(e.contains(says), "{extra}: {e}");
-        }
-    }
-
-    #[test]
-    fn top_k_and_whole_files_come_with_the_request() {
-        let msgs = r#""messages":[{"role":"user","content":"hi"}]"#;
-        let r: ChatRequest = serde_json::from_str(&format!(
-            r#"{{{msgs},"top_k":"all","files":["a.md","b/c.csv"]}}"#
-        ))
-        .expect("parses");
-        let o = r.options(AskOptions::default()).expect("options");
-        assert_eq!(o.top_k, TopK::All);
-        assert_eq!(r.files, ["a.md", "b/c.csv"]);
-        let r: ChatRequest =
-            serde_json::from_str(&format!(r#"{{{msgs},"top_k":12}}"#)).expect("parses");
-        assert_eq!(
-            r.options(AskOptions::default()).expect("options").top_k,
-            TopK::Best(12)
-        );
-        // Unset, the server's own setting stays.
-        let r: ChatRequest = serde_json::from_str(&format!("{{{msgs}}}")).expect("parses");
-        let base = AskOptions {
-            top_k: TopK::Best(3),
-            ..AskOptions::default()
-        };
-        assert_eq!(r.options(base).expect("options").top_k, TopK::Best(3));
-        assert!(r.files.is_empty());
     }
 }
