@@ -113,6 +113,12 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let mut ask = args.answer.options(false)?;
     let max_chunks = args.max_request_chunks.unwrap_or(MAX_REQUEST_CHUNKS);
     anyhow::ensure!(max_chunks > 0, "--max-request-chunks must be at least 1");
+    if let crate::index::TopK::Best(k) = ask.top_k {
+        anyhow::ensure!(
+            k <= max_chunks,
+            "--top-k {k} is over --max-request-chunks {max_chunks}: every question would be refused"
+        );
+    }
     ask.max_chunks = Some(max_chunks);
     let service = Service::new(
         ServiceOptions {

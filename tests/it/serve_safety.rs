@@ -87,7 +87,14 @@ fn cors_lets_a_listed_page_in_with_its_api_key() {
     let cache = tempfile::tempdir().expect("tmp");
     let server = Server::start(
         cache.path(),
-        &["--api-key", "k3y", "--cors", "https://notes.example"],
+        &[
+            "--api-key",
+            "k3y",
+            "--cors",
+            "https://notes.example",
+            "--max-request-chunks",
+            "5",
+        ],
     );
     let preflight = server.http(&format!(
         "OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nOrigin: https://notes.example\r\n\
@@ -114,6 +121,21 @@ fn cors_lets_a_listed_page_in_with_its_api_key() {
         server.addr
     ));
     assert_eq!(status(&other), "403", "{other}");
+    // One request may not read the whole folder past the configured cap.
+    let key = "Content-Type: application/json\r\nAuthorization: Bearer k3y\r\n";
+    let all =
+        r#"{"messages":[{"role":"user","content":"Everything?"}],"top_k":"all","max_tokens":2}"#;
+    let capped = server.http(&post("localhost", key, all));
+    assert_eq!(status(&capped), "400", "{capped}");
+    assert!(capped.contains("at most 5"), "{capped}");
+    // In a stream, the same error is the last event, then [DONE].
+    let streamed =
+        r#"{"messages":[{"role":"user","content":"Everything?"}],"top_k":"all","stream":true}"#;
+    let events = server.http(&post("localhost", key, streamed));
+    assert_eq!(status(&events), "200", "{events}");
+    let error = events.find("at most 5").expect("the error event");
+    let done = events.rfind("data: [DONE]").expect("[DONE] after it");
+    assert!(done > error, "{events}");
 }
 
 /// A client that sends half a header (slowloris) or nothing at all is cut
