@@ -121,11 +121,39 @@ pub fn pdf(pages: &[&[&str]]) -> Vec<u8> {
             content.len()
         ));
     }
+    assemble(objects.iter().map(|o| o.as_bytes().to_vec()).collect())
+}
+
+/// A one-page PDF whose content stream is Flate-compressed `content`.
+pub fn flate_pdf(content: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(content).expect("compress");
+    let data = z.finish().expect("compress");
+    assemble(vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>".to_vec(),
+        [
+            format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", data.len()).into_bytes(),
+            data,
+            b"\nendstream".to_vec(),
+        ]
+        .concat(),
+    ])
+}
+
+/// A PDF of `objects` (numbered from 1, the first the catalog), with its
+/// cross-reference table.
+fn assemble(objects: Vec<Vec<u8>>) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, o) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(o);
+        out.extend_from_slice(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend_from_slice(

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{ape_chat, tiny_model_path, Succeed};
+use crate::common::{ape_chat, flate_pdf, tiny_model_path, Succeed};
 
 fn fixtures() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures"))
@@ -280,48 +280,6 @@ fn bad_documents_are_skipped_with_a_reason_in_bounded_memory() {
     // at most one inflated entry's limit; reading either bomb would take
     // a gigabyte more.
     assert!(peak < 1024, "peak RSS {peak} MB");
-}
-
-/// A one-page PDF whose content stream is Flate-compressed `content`.
-fn flate_pdf(content: &[u8]) -> Vec<u8> {
-    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-    z.write_all(content).expect("compress");
-    let data = z.finish().expect("compress");
-    let objects: Vec<Vec<u8>> = vec![
-        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
-        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>".to_vec(),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>".to_vec(),
-        [
-            format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", data.len()).into_bytes(),
-            data,
-            b"\nendstream".to_vec(),
-        ]
-        .concat(),
-    ];
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, o) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
-        out.extend_from_slice(o);
-        out.extend_from_slice(b"\nendobj\n");
-    }
-    let xref = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for off in offsets {
-        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
 }
 
 fn skipped_reason(r: &Value, path: &str) -> String {
