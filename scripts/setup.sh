@@ -42,6 +42,7 @@ command -v unzip >/dev/null || missing+=(unzip)
 command -v git >/dev/null || missing+=(git)       # vendor-llama.sh applies the llama.cpp patch with git apply
 command -v tmux >/dev/null || missing+=(tmux)   # the TUI's end-to-end test
 type -P kill >/dev/null || missing+=(procps)  # the server test's SIGTERM (not the shell builtin)
+command -v redis-server >/dev/null || missing+=(redis-server)  # the shared state store's tests
 command -v sha256sum >/dev/null || missing+=(coreutils)
 ${PYTHON:-python3} -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)  # models come from PyPI
 ${PYTHON:-python3} -c "import ensurepip, venv" 2>/dev/null || missing+=(python3-venv)  # the server test's client

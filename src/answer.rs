@@ -419,6 +419,7 @@ pub fn ask(
         });
         kept.push((hit, chunk));
     }
+    notes.extend(states.store.take_notes());
     if reads.unreadable > 0 {
         notes.push(format!(
             "{} cached chunk states could not be read from disk (kept there): encoded for this answer",

@@ -43,6 +43,8 @@ pub struct FileConfig {
     pub exclude: Vec<String>,
     pub quality: Option<crate::answer::Quality>,
     pub cache_budget_gb: Option<f64>,
+    /// A shared store of chunk states (`--state-store`).
+    pub state_store: Option<String>,
     pub memory_budget_gb: Option<f64>,
     pub preload: Option<crate::engine::Preload>,
     pub threads: Option<usize>,
@@ -408,6 +410,13 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 
 # KV-state cache budget in GB (least recently used states are evicted).  [APE_CHAT_CACHE_BUDGET_GB]
 # cache_budget_gb = 20.0
+
+# A team's shared store of chunk states, behind this machine's cache: states
+# missing here are read from it, states encoded here are offered to it.  [APE_CHAT_STATE_STORE]
+# state_store = "redis://127.0.0.1:6379/0"
+
+# Most chunks one `serve` request may read (top_k, "all" and files together).
+# max_request_chunks = 256
 
 # Memory in GB an answer's context (KV cells and attention scratch) may
 # take; by default what is free when the answer starts (RAM, or the GPU's

@@ -15,11 +15,15 @@ use std::path::PathBuf;
 
 use crate::engine::state::KEY_VERSION;
 use crate::engine::{ChunkState, PrefixState, StateError, StateFormat, TierStats, TokenId};
+use crate::statestore::SharedStore;
 
 /// What a lookup found.
 pub enum Lookup {
     /// The state, and the bytes read from disk for it.
     Hit(ChunkState, u64),
+    /// Not on disk but in the shared store: fetched, verified and written
+    /// to the local cache; its bytes and how long the fetch took.
+    Fetched(ChunkState, u64, std::time::Duration),
     Miss,
     /// An unusable entry was found and removed; the reason is for the report.
     Rejected(StateError),
@@ -47,10 +51,14 @@ fn says_nothing_of_the_file(e: &StateError) -> bool {
     }
 }
 
-/// A directory of `<key>.kvstate` files.
+/// A directory of `<key>.kvstate` files, with the team's shared store
+/// behind it when one is configured.
 pub struct KvStore {
     root: PathBuf,
     format: StateFormat,
+    shared: Option<SharedStore>,
+    /// Keys whose shared value failed its checks: the next put overwrites.
+    bad_shared: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl KvStore {
@@ -59,7 +67,67 @@ impl KvStore {
         Self {
             root: root.into(),
             format: StateFormat::default(),
+            shared: None,
+            bad_shared: Default::default(),
         }
+    }
+
+    /// Reads states missing on disk from `shared`, and offers it the
+    /// states encoded here.
+    pub fn with_shared(mut self, shared: Option<SharedStore>) -> Self {
+        self.shared = shared;
+        self
+    }
+
+    /// The shared store behind this cache, if any.
+    pub fn shared(&self) -> Option<&SharedStore> {
+        self.shared.as_ref()
+    }
+
+    /// What the shared store has to say since the last call.
+    pub fn take_notes(&self) -> Vec<String> {
+        self.shared
+            .as_ref()
+            .map(SharedStore::take_notes)
+            .unwrap_or_default()
+    }
+
+    /// A state missing on disk, from the shared store: written to the
+    /// local cache atomically, then loaded and checked as any file is (a
+    /// value that fails is removed, counted, and replaced in the store by
+    /// the next put).
+    fn fetch(&self, prefix: &PrefixState, key: &str) -> Lookup {
+        let Some(shared) = &self.shared else {
+            return Lookup::Miss;
+        };
+        let t = std::time::Instant::now();
+        let Some(bytes) = shared.get(key) else {
+            return Lookup::Miss;
+        };
+        let took = t.elapsed();
+        let path = self.path(key);
+        if crate::fsutil::write_atomic(&path, &[&bytes]).is_err() {
+            return Lookup::Miss; // a full disk: encoded and tried later
+        }
+        match ChunkState::load(&path, prefix) {
+            Ok(s) if self.key(prefix, s.tokens()) == key => {
+                Lookup::Fetched(s, bytes.len() as u64, took)
+            }
+            _ => {
+                let _ = std::fs::remove_file(&path);
+                shared.count_invalid();
+                if let Ok(mut bad) = self.bad_shared.lock() {
+                    bad.insert(key.to_string());
+                }
+                Lookup::Miss
+            }
+        }
+    }
+
+    /// Whether the shared store holds `key` (fetched into the local cache
+    /// and checked): what the states stage asks before encoding.
+    pub fn fetch_shared(&self, prefix: &PrefixState, key: &str) -> bool {
+        matches!(self.fetch(prefix, key), Lookup::Fetched(..))
     }
 
     /// The store writing states in `format`.
@@ -128,7 +196,7 @@ impl KvStore {
                 Err(StateError::Io { error, .. })
                     if error.kind() == std::io::ErrorKind::NotFound =>
                 {
-                    Lookup::Miss
+                    self.fetch(prefix, key)
                 }
                 Err(e) if says_nothing_of_the_file(&e) => match retries.next() {
                     Some(wait) if matches!(e, StateError::Io { .. }) => {
@@ -151,11 +219,29 @@ impl KvStore {
         packed: Option<&[u8]>,
     ) -> Result<String, StateError> {
         let key = self.key(prefix, state.tokens());
+        let path = self.path(&key);
         match packed {
-            Some(p) => state.save_packed(&self.path(&key), p)?,
-            None => state.save(&self.path(&key))?,
+            Some(p) => state.save_packed(&path, p)?,
+            None => state.save(&path)?,
+        }
+        if let Some(shared) = &self.shared {
+            // The file's own bytes: what another machine's check expects.
+            if let Ok(bytes) = std::fs::read(&path) {
+                let replace = self.bad_shared.lock().is_ok_and(|mut b| b.remove(&key));
+                shared.offer(&key, bytes, replace);
+            }
         }
         Ok(key)
+    }
+}
+
+impl Drop for KvStore {
+    /// What was encoded here reaches the shared store before the process
+    /// goes (a few seconds at most).
+    fn drop(&mut self) {
+        if let Some(s) = &self.shared {
+            s.flush(std::time::Duration::from_secs(10));
+        }
     }
 }
 

@@ -33,6 +33,7 @@ pub mod rlimit;
 pub mod server;
 pub mod service;
 pub mod states;
+pub mod statestore;
 pub mod tui;
 pub mod watch;
 pub mod workspace;

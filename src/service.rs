@@ -578,7 +578,12 @@ fn run_loop(
             }
             continue;
         }
-        match ws.step(o.with_states) {
+        let stepped = ws.step(o.with_states);
+        // The shared store's notes (down, back, a bad value), as they come.
+        for n in ws.states.store.take_notes() {
+            emit(FolderEvent::Note(n));
+        }
+        match stepped {
             Ok(Some(Step::Yielded)) => wait = Duration::from_millis(100),
             Ok(Some(step)) => {
                 if let Step::Unencodable { chunk, reason, .. } = &step {

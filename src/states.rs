@@ -32,6 +32,9 @@ pub enum Origin {
     Memory(&'static str),
     /// Read from the disk cache: this many bytes.
     Disk(u64),
+    /// Fetched from the shared store (this many bytes, in this long) into
+    /// the disk cache.
+    Store(u64, std::time::Duration),
     /// Not in the cache: encoded.
     Encoded,
     /// In the cache but corrupt or stale: removed and encoded again.
@@ -44,7 +47,10 @@ pub enum Origin {
 impl Origin {
     /// Whether the state was there already (in memory or on disk).
     pub fn cached(self) -> bool {
-        matches!(self, Origin::Memory(_) | Origin::Disk(_))
+        matches!(
+            self,
+            Origin::Memory(_) | Origin::Disk(_) | Origin::Store(..)
+        )
     }
 }
 
@@ -62,7 +68,7 @@ pub enum Preloaded {
 }
 
 /// Where an answer's chunk states came from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct StateReads {
     /// Held in a memory tier: nothing read from disk.
     pub from_memory: usize,
@@ -70,6 +76,11 @@ pub struct StateReads {
     pub from_disk: usize,
     /// Bytes those disk reads cost.
     pub disk_bytes: u64,
+    /// Fetched from the shared store (`--state-store`).
+    pub from_store: usize,
+    pub store_bytes: u64,
+    /// Time the fetches took, in all.
+    pub store_ms: f64,
     /// Missing: encoded for this answer.
     pub encoded: usize,
     /// Found corrupt or stale: encoded again.
@@ -86,6 +97,11 @@ impl StateReads {
             Origin::Disk(bytes) => {
                 self.from_disk += 1;
                 self.disk_bytes += bytes;
+            }
+            Origin::Store(bytes, took) => {
+                self.from_store += 1;
+                self.store_bytes += bytes;
+                self.store_ms += took.as_secs_f64() * 1e3;
             }
             Origin::Encoded => self.encoded += 1,
             Origin::Rebuilt => self.rebuilt += 1,
@@ -190,6 +206,7 @@ impl<'e> States<'e> {
                 self.store.touch(key);
                 (state, Origin::Disk(read))
             }
+            Lookup::Fetched(state, bytes, took) => (state, Origin::Store(bytes, took)),
             Lookup::Miss => (self.encode(session, &tokens, alone)?.0, Origin::Encoded),
             Lookup::Rejected(_) => (self.encode(session, &tokens, alone)?.0, Origin::Rebuilt),
             // Encoded and stored again: the same bytes, written atomically
@@ -226,6 +243,8 @@ impl<'e> States<'e> {
                 Preloaded::Loaded(read)
             }
             Lookup::Hit(..) => Preloaded::NoRoom,
+            // Fetched into the disk cache: the next pass holds it.
+            Lookup::Fetched(..) => Preloaded::Missing,
             // Missing, or corrupt and removed: the states stage encodes it.
             Lookup::Miss | Lookup::Rejected(_) => Preloaded::Missing,
             // Left for the question that needs it.

@@ -5,8 +5,8 @@
 //!
 //! It watches the directories the index walks, each on its own (not the
 //! tree recursively): `.git`, ignored trees such as `node_modules`, and
-//! symlinks out of the folder cost no watch and raise no batch. A new
-//! directory makes it look again. When the system's watch limit
+//! symlinks out of the folder cost no watch and raise no batch. Each batch
+//! makes it look again (new directories watched, deleted ones dropped). When the system's watch limit
 //! (`fs.inotify.max_user_watches`) is reached it says so and watches by
 //! polling instead, so changes still arrive, later.
 
@@ -52,8 +52,9 @@ pub struct FolderWatcher {
 
 /// What a batch asks the watcher itself to do.
 enum Rescan {
-    /// A directory appeared: watch what the walk now enters.
-    NewDirectories,
+    /// Paths changed: watch what the walk now enters (a new directory, or
+    /// one deleted and made again, named here), drop what it left.
+    Changed(Vec<PathBuf>),
     /// The watch limit was reached while adding one.
     Limit(String),
 }
@@ -116,7 +117,7 @@ impl FolderWatcher {
             limit,
             poll,
         };
-        ctx.watch_new(&watching)?;
+        ctx.watch_new(&watching, &[])?;
         let (shared, ctx) = (Arc::clone(&watching), Arc::new(ctx));
         // Watches are added off the debouncer's own thread (it is the one
         // that delivers the batches asking for them).
@@ -125,7 +126,7 @@ impl FolderWatcher {
             .spawn(move || {
                 for r in rescan_rx {
                     let done = match r {
-                        Rescan::NewDirectories => ctx.watch_new(&shared),
+                        Rescan::Changed(paths) => ctx.watch_new(&shared, &paths),
                         Rescan::Limit(why) => ctx.poll(&shared, &why),
                     };
                     if let Err(e) = done {
@@ -152,21 +153,35 @@ struct Ctx {
 }
 
 impl Ctx {
-    /// Watches every directory the walk enters that is not watched yet;
-    /// past the watch limit, polls instead.
-    fn watch_new(&self, watching: &Mutex<Option<Watching>>) -> notify::Result<()> {
-        let dirs = directories(&self.root, &self.filters).map_err(notify::Error::io)?;
+    /// Watches every directory the walk enters that is not watched yet,
+    /// or is among `touched` (its watch may have gone with a deleted
+    /// directory of that name), and forgets those the walk no longer
+    /// enters; past the watch limit, polls instead.
+    fn watch_new(
+        &self,
+        watching: &Mutex<Option<Watching>>,
+        touched: &[PathBuf],
+    ) -> notify::Result<()> {
+        let dirs: HashSet<PathBuf> = directories(&self.root, &self.filters)
+            .map_err(notify::Error::io)?
+            .into_iter()
+            .collect();
         let mut guard = watching
             .lock()
             .map_err(|_| notify::Error::generic("watcher lock"))?;
         let Some(Watching::Events { debouncer, watched }) = guard.as_mut() else {
             return Ok(());
         };
+        let gone: Vec<PathBuf> = watched.difference(&dirs).cloned().collect();
+        for d in gone {
+            let _ = debouncer.unwatch(&d);
+            watched.remove(&d);
+        }
         for d in dirs {
-            if watched.contains(&d) {
+            if watched.contains(&d) && !touched.contains(&d) {
                 continue;
             }
-            let over = self.limit.is_some_and(|l| watched.len() >= l);
+            let over = !watched.contains(&d) && self.limit.is_some_and(|l| watched.len() >= l);
             let added = if over {
                 Err(notify::Error::new(notify::ErrorKind::MaxFilesWatch))
             } else {
@@ -253,8 +268,9 @@ fn batches(
             paths.sort();
             paths.dedup();
             if let Some(tx) = &rescan {
-                if paths.iter().any(|p| p.is_dir()) {
-                    let _ = tx.send(Rescan::NewDirectories);
+                // Cheap beside the text pass the batch causes (a walk too).
+                if !paths.is_empty() {
+                    let _ = tx.send(Rescan::Changed(paths.clone()));
                 }
             }
             if !paths.is_empty() {
@@ -378,6 +394,13 @@ mod tests {
         std::fs::write(root.join("new/late.md"), "x").expect("write");
         let (seen, _) = changes(&rx, Duration::from_secs(2));
         assert!(seen.contains(&root.join("new/late.md")), "{seen:?}");
+        // Deleted and made again: watched again.
+        std::fs::remove_dir_all(root.join("new")).expect("rm");
+        std::fs::create_dir(root.join("new")).expect("mkdir");
+        std::thread::sleep(Duration::from_millis(800));
+        std::fs::write(root.join("new/again.md"), "x").expect("write");
+        let (seen, _) = changes(&rx, Duration::from_secs(2));
+        assert!(seen.contains(&root.join("new/again.md")), "{seen:?}");
     }
 
     /// Past the watch limit: a note that says so, and changes still

@@ -206,7 +206,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,6 +309,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -514,7 +518,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -565,6 +569,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -660,7 +668,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -707,6 +715,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -992,7 +1004,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__retrieval)
-            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1050,6 +1062,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --state-store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --extract-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1086,7 +1102,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1173,6 +1189,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2178,7 +2198,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__index)
-            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --no-states --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --no-states --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2217,6 +2237,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2294,7 +2318,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2381,6 +2405,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2476,7 +2504,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__watch)
-            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --extract-timeout --debounce-ms --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --debounce-ms --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2515,6 +2543,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

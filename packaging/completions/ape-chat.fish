@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -59,6 +59,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l include -d 'Only inde
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -104,6 +105,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l include -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand index" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -216,6 +218,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l include -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l debounce-ms -d 'Quiet time after the last change before re-indexing' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand watch" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -249,6 +252,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l include -d '
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
@@ -394,6 +398,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -442,6 +447,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from retrieval" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
@@ -465,6 +471,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
@@ -511,6 +518,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''

@@ -189,6 +189,16 @@ pub struct FolderArgs {
         value_name = "GB"
     )]
     pub extract_memory_gb: f64,
+    /// A shared store of chunk states behind the local cache
+    /// (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states
+    /// missing here are read from it, states encoded here are offered to it.
+    #[arg(
+        long,
+        env = "APE_CHAT_STATE_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub state_store: Option<String>,
     /// Seconds one PDF, Office or EPUB file may take to be read.
     #[arg(
         long,
@@ -213,6 +223,7 @@ impl FolderArgs {
             .take()
             .or_else(|| c.ort_lib.as_deref().map(expand_home));
         self.cache_budget_gb = self.cache_budget_gb.or(c.cache_budget_gb);
+        self.state_store = self.state_store.take().or_else(|| c.state_store.clone());
         if self.include.is_empty() {
             self.include = c.include.clone();
         }
@@ -224,6 +235,17 @@ impl FolderArgs {
     /// Chunk size in model tokens.
     pub fn chunk_tokens(&self) -> usize {
         self.chunk_tokens.unwrap_or(256)
+    }
+
+    /// The local cache of chunk states, with the shared store behind it
+    /// when one is configured (a malformed URL is an error naming it,
+    /// without its password).
+    pub fn store(&self) -> anyhow::Result<KvStore> {
+        let shared = match self.state_store.as_deref().filter(|u| !u.is_empty()) {
+            Some(url) => Some(crate::statestore::SharedStore::open(url)?),
+            None => None,
+        };
+        Ok(KvStore::default_location().with_shared(shared))
     }
 
     /// The budget in bytes.

@@ -13,7 +13,6 @@ use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
 use crate::answer::{Answer, Exchange};
 use crate::engine::{Mode, StopReason};
 use crate::ingest::Place;
-use crate::kvstore::KvStore;
 use crate::numfmt::decimal;
 use crate::workspace::{context_size, Workspace};
 
@@ -61,12 +60,7 @@ pub fn run(
         folder.chunk_tokens(),
         answer_args.max_tokens,
     ))?;
-    let mut ws = Workspace::open(
-        &engine,
-        &dir,
-        &folder.options(),
-        KvStore::default_location(),
-    )?;
+    let mut ws = Workspace::open(&engine, &dir, &folder.options(), folder.store()?)?;
     // Only the text stage: retrieval works from BM25 at once, and the
     // states this question needs are encoded now (the rest can wait).
     let mut bar = IndexBar::new(args.json);
@@ -279,6 +273,8 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
             "chunks_encoded": a.states.computed(), "states_encoded_on_demand": a.states.computed(),
             "cache_rejected": a.states.rebuilt, "cache_unreadable": a.states.unreadable, "states_from_memory": a.states.from_memory,
             "states_from_disk": a.states.from_disk, "state_disk_bytes": a.states.disk_bytes,
+            "states_encoded": a.states.computed(), "states_from_store": a.states.from_store,
+            "state_store_bytes": a.states.store_bytes, "state_store_ms": a.states.store_ms,
         })
     )?;
     Ok(())

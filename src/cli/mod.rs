@@ -125,6 +125,7 @@ fn start_service(
     ctx: u32,
     dir: &std::path::Path,
     folder: &FolderArgs,
+    store: crate::kvstore::KvStore,
     service: crate::service::Service,
     events: std::sync::mpsc::Sender<crate::service::FolderEvent>,
 ) -> anyhow::Result<std::thread::JoinHandle<()>> {
@@ -132,7 +133,7 @@ fn start_service(
     let spec = crate::service::FolderSpec {
         folder: dir.to_path_buf(),
         options: folder.options(),
-        store: crate::kvstore::KvStore::default_location(),
+        store,
         index_dir: None,
     };
     Ok(service.spawn(move || model.load(ctx), spec, events)?)

@@ -138,7 +138,9 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.folder.chunk_tokens(),
         ask.generate.max_tokens,
     );
-    let thread = super::start_service(model, ctx, &dir, &args.folder, service, tx)?;
+    let store = args.folder.store()?;
+    let shared = store.shared().cloned();
+    let thread = super::start_service(model, ctx, &dir, &args.folder, store, service, tx)?;
     let folder = Arc::new(Mutex::new(FolderStatus::default()));
     let status = Arc::clone(&folder);
     std::thread::spawn(move || log_events(events, status));
@@ -162,6 +164,7 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         },
         ask,
         log: server_log(args.verbose),
+        shared,
     };
     // A few threads for HTTP: the model's computation has the cores.
     let runtime = tokio::runtime::Builder::new_multi_thread()

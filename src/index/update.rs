@@ -344,8 +344,8 @@ impl FolderIndex {
         let Some(c) = self.manifest.chunks.get(&id) else {
             return Ok(false);
         };
-        if states.has(&c.state) {
-            return Ok(false);
+        if states.has(&c.state) || states.store.fetch_shared(&states.prefix, &c.state) {
+            return Ok(false); // here, or now fetched from the shared store
         }
         let Some(text) = self.bm25.text(id)? else {
             return Ok(false);

@@ -80,6 +80,8 @@ pub struct ServerOptions {
     /// Answer settings a request may override (tokens, sampling).
     pub ask: AskOptions,
     pub log: Log,
+    /// The shared state store the folder reads through, for `/health`.
+    pub shared: Option<crate::statestore::SharedStore>,
 }
 
 /// The folder's state, as `/health` reports it.
@@ -313,8 +315,13 @@ async fn health(State(app): State<Arc<App>>) -> Response {
     } else {
         StatusCode::OK
     };
+    let store = app
+        .options
+        .shared
+        .as_ref()
+        .map(|s| json!({"url": s.url(), "stats": s.stats(), "error": s.last_error()}));
     let body = json!({
-        "status": status, "folder": folder, "model": app.options.model,
+        "status": status, "folder": folder, "model": app.options.model, "state_store": store,
         "waiting": app.handle.waiting(), "in_flight": app.in_flight.load(Ordering::SeqCst),
         "started": app.started.load(Ordering::SeqCst),
         "answered": app.answered.load(Ordering::SeqCst),
@@ -527,6 +534,9 @@ fn usage(done: &Answered) -> Value {
         "states_encoded": a.states.computed(),
         "states_from_memory": a.states.from_memory,
         "states_from_disk": a.states.from_disk,
+        "states_from_store": a.states.from_store,
+        "state_store_bytes": a.states.store_bytes,
+        "state_store_ms": a.states.store_ms,
         "notes": a.notes,
     })
 }

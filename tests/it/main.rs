@@ -10,6 +10,7 @@ mod index;
 mod longer;
 mod serve_safety;
 mod server;
+mod state_store;
 mod tiers;
 mod tui;
 mod watch;
