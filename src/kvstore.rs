@@ -267,15 +267,23 @@ pub struct ProcessTiers {
     /// The model file's name.
     pub model: String,
     pub tiers: Vec<TierStats>,
+    /// What the shared state store did for it, when it reads through one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_store: Option<crate::statestore::StoreStats>,
 }
 
-/// Publishes this process's memory tiers for `cache stats` (best effort:
-/// a read-only cache only loses the report).
-pub fn publish_tiers(model: &str, tiers: &[TierStats]) {
+/// Publishes this process's memory tiers (and its shared-store figures)
+/// for `cache stats` (best effort: a read-only cache only loses the report).
+pub fn publish_tiers(
+    model: &str,
+    tiers: &[TierStats],
+    state_store: Option<crate::statestore::StoreStats>,
+) {
     let p = ProcessTiers {
         pid: std::process::id(),
         model: model.to_string(),
         tiers: tiers.to_vec(),
+        state_store,
     };
     if let Ok(json) = serde_json::to_vec(&p) {
         let path = crate::paths::tiers_dir().join(format!("{}.json", p.pid));

@@ -36,7 +36,7 @@ pub enum StoreError {
 
 /// What the store did for this process, for `--json`, `/health`, `cache
 /// stats` and the TUI.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StoreStats {
     /// States read from the store (and verified).
     pub fetched: usize,
@@ -65,6 +65,8 @@ struct Inner {
     shown: String,
     /// The URL as given: only to take its password out of error texts.
     given: String,
+    /// What every key starts with ([`NAMESPACE`], or a benchmark's own).
+    namespace: String,
     conn: Mutex<Option<redis::Connection>>,
     health: Mutex<Health>,
     stats: Mutex<StoreStats>,
@@ -120,6 +122,12 @@ impl SharedStore {
     /// `rediss://` for TLS). Nothing is connected yet: a store that is
     /// down at start is a note at the first lookup, not an error.
     pub fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_in(url, NAMESPACE)
+    }
+
+    /// [`Self::open`] with keys under `namespace` instead (a benchmark's
+    /// scratch keys, kept apart from the team's).
+    pub fn open_in(url: &str, namespace: &str) -> Result<Self, StoreError> {
         let shown = redact(url);
         if !(url.starts_with("redis://") || url.starts_with("rediss://")) {
             return Err(StoreError::Url {
@@ -136,6 +144,7 @@ impl SharedStore {
             client,
             shown,
             given: url.to_string(),
+            namespace: namespace.to_string(),
             conn: Mutex::new(None),
             health: Mutex::new(Health {
                 backoff: FIRST_BACKOFF,
@@ -156,6 +165,19 @@ impl SharedStore {
         Ok(Self { inner })
     }
 
+    /// Deletes every key under this store's namespace (a benchmark's
+    /// scratch keys); how many went.
+    pub fn clear_namespace(&self) -> Option<usize> {
+        let pattern = format!("{}*", self.inner.namespace);
+        self.inner.run(|c| {
+            let keys: Vec<String> = redis::cmd("KEYS").arg(&pattern).query(c)?;
+            if keys.is_empty() {
+                return Ok(0);
+            }
+            redis::cmd("DEL").arg(&keys).query::<usize>(c)
+        })
+    }
+
     /// The URL, password hidden.
     pub fn url(&self) -> &str {
         &self.inner.shown
@@ -167,7 +189,7 @@ impl SharedStore {
         let t = Instant::now();
         let got = self.inner.run(|c| {
             redis::cmd("GET")
-                .arg(format!("{NAMESPACE}{key}"))
+                .arg(format!("{}{key}", self.inner.namespace))
                 .query::<Option<Vec<u8>>>(c)
         });
         let mut s = self.inner.stats.lock().ok()?;
@@ -249,9 +271,10 @@ impl SharedStore {
         self.inner.health.lock().ok()?.last_error.clone()
     }
 
-    /// `doctor`: reachable, writable, one value round-tripped, and how
-    /// long each took.
-    pub fn check(&self) -> Result<StoreCheck, StoreError> {
+    /// `doctor`: reachable, writable, `value` (a real state file's bytes)
+    /// written under a scratch key, read back the same and deleted, and
+    /// how long each took.
+    pub fn check(&self, value: &[u8]) -> Result<StoreCheck, StoreError> {
         let unavailable = |e: redis::RedisError| StoreError::Unavailable {
             url: self.inner.shown.clone(),
             reason: self.inner.describe(&e),
@@ -271,11 +294,10 @@ impl SharedStore {
             .map_err(unavailable)?;
         let ping_ms = ms(t);
         let key = format!("{NAMESPACE}doctor:{}", std::process::id());
-        let value: Vec<u8> = (0..=255u8).cycle().take(64 << 10).collect();
         let t = Instant::now();
         redis::cmd("SET")
             .arg(&key)
-            .arg(&value)
+            .arg(value)
             .arg("PX")
             .arg(60_000)
             .query::<()>(&mut c)
@@ -286,7 +308,7 @@ impl SharedStore {
             .map_err(unavailable)?;
         let _ = redis::cmd("DEL").arg(&key).query::<i64>(&mut c);
         let round_trip_ms = ms(t);
-        if back.as_deref() != Some(&value[..]) {
+        if back.as_deref() != Some(value) {
             return Err(StoreError::Unavailable {
                 url: self.inner.shown.clone(),
                 reason: "a value written did not read back the same".into(),
@@ -308,7 +330,7 @@ pub struct StoreCheck {
     pub url: String,
     pub connect_ms: f64,
     pub ping_ms: f64,
-    /// A 64 KiB value set, read back and deleted.
+    /// One chunk state set, read back and deleted.
     pub round_trip_ms: f64,
     pub round_trip_bytes: usize,
 }
@@ -455,7 +477,7 @@ fn writer(inner: std::sync::Weak<Inner>, rx: Receiver<Write>) {
         let Some(inner) = inner.upgrade() else {
             return;
         };
-        let key = format!("{NAMESPACE}{}", w.key);
+        let key = format!("{}{}", inner.namespace, w.key);
         let done = inner.run(|c| {
             let mut cmd = redis::cmd("SET");
             cmd.arg(&key).arg(&w.bytes);

@@ -425,7 +425,8 @@ impl<'e> Workspace<'e> {
         }
         let engine = self.states.engine;
         let model = engine.path().file_name().map(|n| n.to_string_lossy());
-        crate::kvstore::publish_tiers(&model.unwrap_or_default(), &engine.tier_stats());
+        let shared = self.states.store.shared().map(|s| s.stats());
+        crate::kvstore::publish_tiers(&model.unwrap_or_default(), &engine.tier_stats(), shared);
         Ok(a)
     }
 }

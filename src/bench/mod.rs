@@ -21,6 +21,7 @@ pub mod first_answer;
 pub mod follow_ups;
 pub mod frontier;
 pub mod retrieval;
+pub mod store;
 pub mod suite;
 pub mod ttft;
 

@@ -63,6 +63,18 @@ pub fn run(cmd: &CacheCommand) -> anyhow::Result<ExitCode> {
                 }
                 for p in &s.memory {
                     println!("{} process {} ({})", bold("Memory tiers:"), p.pid, p.model);
+                    if let Some(st) = &p.state_store {
+                        println!(
+                            "  shared store: {} states fetched ({:.1} MB in {:.0} ms), {} missed, {} written, {} replaced, {} failures",
+                            st.fetched,
+                            mb(st.fetched_bytes),
+                            st.fetch_ms,
+                            st.misses,
+                            st.written,
+                            st.replaced,
+                            st.failures
+                        );
+                    }
                     for t in &p.tiers {
                         println!(
                             "  {:<6} {} states, {:.1} of {:.1} MB · {} hits, {} evicted",

@@ -148,6 +148,14 @@ fn ask(
                     let a = &done.answer;
                     if !a.notes.is_empty() {
                         let _ = tx.send(Msg::Activity(format!("note: {}", a.notes.join("; "))));
+                    } else if a.states.from_store > 0 {
+                        let r = &a.states;
+                        let _ = tx.send(Msg::Activity(format!(
+                            "{} states from the shared store ({:.1} MB in {:.0} ms)",
+                            r.from_store,
+                            r.store_bytes as f64 / 1e6,
+                            r.store_ms
+                        )));
                     }
                     let sources = a
                         .sources

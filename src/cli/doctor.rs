@@ -14,6 +14,9 @@ use crate::engine::check::{
 use crate::engine::prompt::Template;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
 use crate::engine::{ApeParams, EditPath, Engine, Mode, ModelInfo, Preload, PromptLayout};
+use crate::kvstore::KvStore;
+use crate::states::States;
+use crate::statestore::{SharedStore, StoreCheck};
 
 /// Exactness tolerance (the engine reaches 0 on CPU; 1e-4 allows other backends).
 const EXACT_TOL: f32 = 1e-4;
@@ -28,6 +31,15 @@ pub struct DoctorArgs {
     /// Greedy steps compared in the exactness check.
     #[arg(long, default_value_t = 20, value_name = "N")]
     steps: usize,
+    /// Also check this shared state store: reachable, writable, one real
+    /// chunk state written, read back and checked, and how long each took.
+    #[arg(
+        long,
+        env = "APE_CHAT_STATE_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub(super) state_store: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -49,6 +61,8 @@ struct Report {
     /// States written into the KV tensors vs llama.cpp's restore.
     placement: Option<Outcome<PlacementReport>>,
     memory: Memory,
+    /// The shared state store, when one is configured.
+    state_store: Option<Outcome<StoreCheck>>,
     ok: bool,
 }
 
@@ -108,6 +122,11 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let ape_math = checked.then(|| ape_math(&engine, &layout, EditPath::Softmax));
     let placement = checked.then(|| placement(&engine, &layout, args.steps));
     let memory = memory(&engine);
+    let state_store = args
+        .state_store
+        .as_deref()
+        .filter(|u| !u.is_empty())
+        .map(|url| store_check(&engine, &layout, url));
     let ok = checked
         && passed(&exactness)
         && passed(&ape_math)
@@ -125,6 +144,7 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ape_math_callback,
         placement,
         memory,
+        state_store,
         ok,
     };
     if args.json {
@@ -132,11 +152,71 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_report(&report);
     }
-    Ok(if ok {
+    let store_ok = report.state_store.as_ref().is_none_or(|o| o.passed);
+    Ok(if ok && store_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// One real chunk state (the sample chunk's, encoded here into a scratch
+/// cache) through the shared store and back, checked as a fetched state is.
+fn store_check(engine: &Engine, layout: &PromptLayout, url: &str) -> Outcome<StoreCheck> {
+    let fail = |e: String| Outcome {
+        passed: false,
+        result: None,
+        error: Some(e),
+    };
+    let shared = match SharedStore::open(url) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    let state = (|| -> Result<Vec<u8>, String> {
+        let scratch = tempfile_dir().map_err(|e| e.to_string())?;
+        let states = States::new(engine, layout.clone(), KvStore::new(scratch.path()))
+            .map_err(|e| e.to_string())?;
+        let mut session = engine.session().map_err(|e| e.to_string())?;
+        let tokens = states.chunk_tokens(SAMPLE_CHUNKS[1]);
+        let (_, stored) = states
+            .encode(&mut session, &tokens, false)
+            .map_err(|e| e.to_string())?;
+        let key = stored.map_err(|e| e.to_string())?;
+        std::fs::read(states.store.path(&key)).map_err(|e| e.to_string())
+    })();
+    let state = match state {
+        Ok(s) => s,
+        Err(e) => return fail(format!("could not encode the sample state: {e}")),
+    };
+    match shared.check(&state) {
+        Ok(c) => Outcome {
+            passed: true,
+            result: Some(c),
+            error: None,
+        },
+        Err(e) => fail(e.to_string()),
+    }
+}
+
+/// A scratch directory removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempfile_dir() -> std::io::Result<Scratch> {
+    let dir = std::env::temp_dir().join(format!("ape-chat-doctor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(Scratch(dir))
 }
 
 fn exactness(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<ExactnessReport> {
@@ -309,6 +389,23 @@ fn print_report(r: &Report) {
         }
     }
     print_memory(&r.memory);
+    if let Some(o) = &r.state_store {
+        println!();
+        match (&o.result, &o.error) {
+            (Some(c), _) => println!(
+                "{}  {} {}: reachable in {:.1} ms, PING {:.1} ms, one chunk state ({:.1} MB) written, read back and checked in {:.1} ms",
+                bold("state store"),
+                mark(true),
+                c.url,
+                c.connect_ms,
+                c.ping_ms,
+                c.round_trip_bytes as f64 / 1e6,
+                c.round_trip_ms
+            ),
+            (_, Some(e)) => println!("{}  {} {e}", bold("state store"), mark(false)),
+            _ => {}
+        }
+    }
     println!();
     if r.ok {
         println!("{} APE is safe on this model", mark(true));

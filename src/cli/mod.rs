@@ -105,6 +105,9 @@ impl Cli {
             Some(Command::Index(a)) => a.folder.apply(c),
             Some(Command::Watch(a)) => a.folder.apply(c),
             Some(Command::Serve(a)) => a.apply(c),
+            Some(Command::Doctor(a)) => {
+                a.state_store = a.state_store.take().or_else(|| c.state_store.clone());
+            }
             Some(Command::Bench(b)) => b.apply(c),
             Some(Command::Calibrate(a)) => a.apply(c),
             Some(Command::Eval(a)) => {

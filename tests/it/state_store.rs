@@ -294,3 +294,70 @@ fn a_bad_url_or_password_is_a_clear_error_without_the_secret() {
     assert!(err.contains("not a redis://"), "{err}");
     assert!(!err.contains("s3cret"), "{err}");
 }
+
+/// `doctor` checks the store with one real state, and `bench store`
+/// measures it, every answer the same however its states arrived.
+#[test]
+fn doctor_checks_the_store_and_the_bench_measures_it() {
+    let redis = Redis::start(&[]);
+    let cache = tempfile::tempdir().expect("tmp");
+    let out = ape_chat(cache.path())
+        .args([
+            "doctor",
+            "--json",
+            "--steps",
+            "2",
+            "--state-store",
+            &redis.url(),
+            "--model",
+        ])
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(r["state_store"]["passed"], true, "{r}");
+    assert!(
+        r["state_store"]["result"]["round_trip_bytes"].as_u64() > Some(10_000),
+        "{r}"
+    );
+    let out = ape_chat(cache.path())
+        .args([
+            "bench",
+            "store",
+            "--json",
+            "--max-tokens",
+            "4",
+            "--top-k",
+            "2",
+        ])
+        .args([
+            "--question",
+            QUESTION,
+            "--state-store",
+            &redis.url(),
+            "--model",
+        ])
+        .arg(tiny_model_path())
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let q = &r["questions"][0];
+    assert_eq!(q["states"], 2, "{r}");
+    assert_eq!(q["same_answer"], true, "{r}");
+    assert!(r["store_read_mb_per_s"].as_f64() > Some(0.0), "{r}");
+    assert!(
+        redis.keys().is_empty(),
+        "the bench's keys are gone: {:?}",
+        redis.keys()
+    );
+    let stray: Vec<String> = redis::cmd("KEYS")
+        .arg("ape-chat:bench:*")
+        .query(&mut redis.client())
+        .expect("keys");
+    assert!(stray.is_empty(), "{stray:?}");
+}

@@ -5,6 +5,7 @@ mod first_answer;
 mod follow_ups;
 mod frontier;
 mod retrieval;
+mod store;
 mod suite;
 mod ttft;
 
@@ -42,6 +43,10 @@ pub enum BenchCommand {
     /// (the second question refers back with a pronoun): recall@k and
     /// "contains", the follow-up alone against after its first turn.
     FollowUps(follow_ups::FollowUpArgs),
+    /// What a shared state store (`--state-store`) saves: per question,
+    /// TTFT with its states encoded, fetched from the store into an empty
+    /// cache, and read from the local disk cold; the store's read speed.
+    Store(store::StoreArgs),
     /// Fast and right: joins an `eval --json` and a `bench ttft --json`
     /// report into each mode's likelihood retention against its speedup,
     /// marks the frontier and the modes that clear the default's bar, and
@@ -75,6 +80,10 @@ impl BenchCommand {
                 a.folder.apply(c);
                 a.answer.apply(c);
             }
+            BenchCommand::Store(a) => {
+                a.folder.apply(c);
+                a.answer.apply(c);
+            }
             BenchCommand::Compete | BenchCommand::Frontier(_) => {}
         }
     }
@@ -88,6 +97,7 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::Retrieval(args) => retrieval::run(model, args),
         BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
         BenchCommand::FollowUps(args) => follow_ups::run(model, args),
+        BenchCommand::Store(args) => store::run(model, args),
         BenchCommand::Frontier(args) => frontier::run(args),
         BenchCommand::Compete => {
             crate::bench::compete::compete(&model.path(), model.threads())?;
