@@ -66,15 +66,7 @@ pub fn run(
         folder.chunk_tokens(),
         options.generate.max_tokens,
     );
-    super::start_service(
-        model,
-        ctx,
-        &dir,
-        folder,
-        folder.store()?,
-        service,
-        events_tx,
-    )?;
+    super::start_service(model, ctx, &dir, folder, service, events_tx)?;
     let folder_tx = tx.clone();
     std::thread::spawn(move || folder_events(events_rx, folder_tx));
     tx.send(Msg::Activity("loading model…".into()))?;

@@ -34,15 +34,7 @@ pub fn run(model: &ModelArgs, args: &IndexArgs) -> anyhow::Result<ExitCode> {
     let service = Service::new(ServiceOptions::indexing(!args.no_states), Budget::default());
     let handle = service.handle();
     let (tx, events) = mpsc::channel();
-    super::start_service(
-        model,
-        2048,
-        &args.dir,
-        &args.folder,
-        args.folder.store()?,
-        service,
-        tx,
-    )?;
+    super::start_service(model, 2048, &args.dir, &args.folder, service, tx)?;
     let mut bar = IndexBar::new(args.json);
     let mut follow = Follower::new(events, handle);
     let report = loop {

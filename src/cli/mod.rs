@@ -128,18 +128,27 @@ fn start_service(
     ctx: u32,
     dir: &std::path::Path,
     folder: &FolderArgs,
-    store: crate::kvstore::KvStore,
     service: crate::service::Service,
     events: std::sync::mpsc::Sender<crate::service::FolderEvent>,
-) -> anyhow::Result<std::thread::JoinHandle<()>> {
+) -> anyhow::Result<Started> {
     let model = model.clone();
+    let store = folder.store()?;
+    let shared = store.shared().cloned();
     let spec = crate::service::FolderSpec {
         folder: dir.to_path_buf(),
         options: folder.options(),
         store,
         index_dir: None,
     };
-    Ok(service.spawn(move || model.load(ctx), spec, events)?)
+    let thread = service.spawn(move || model.load(ctx), spec, events)?;
+    Ok(Started { thread, shared })
+}
+
+/// A folder service running on its thread, and the shared state store it
+/// reads through (for `serve`'s `/health`).
+struct Started {
+    thread: std::thread::JoinHandle<()>,
+    shared: Option<crate::statestore::SharedStore>,
 }
 
 /// Set by Ctrl-C: long work stops cleanly at the next safe point. A second

@@ -138,9 +138,8 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.folder.chunk_tokens(),
         ask.generate.max_tokens,
     );
-    let store = args.folder.store()?;
-    let shared = store.shared().cloned();
-    let thread = super::start_service(model, ctx, &dir, &args.folder, store, service, tx)?;
+    let super::Started { thread, shared } =
+        super::start_service(model, ctx, &dir, &args.folder, service, tx)?;
     let folder = Arc::new(Mutex::new(FolderStatus::default()));
     let status = Arc::clone(&folder);
     std::thread::spawn(move || log_events(events, status));

@@ -44,15 +44,7 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     );
     let handle = service.handle();
     let (tx, events) = mpsc::channel();
-    super::start_service(
-        model,
-        2048,
-        &args.dir,
-        &args.folder,
-        args.folder.store()?,
-        service,
-        tx,
-    )?;
+    super::start_service(model, 2048, &args.dir, &args.folder, service, tx)?;
     let mut bar = IndexBar::new(args.json);
     let mut first = true;
     let mut follow = Follower::new(events, handle);

@@ -100,6 +100,11 @@ const QUESTION: &str = "Where are the encryption keys kept?";
 
 /// `--ask` over the sample folder with its own cache, through `store`.
 fn ask(cache: &Path, store: &str) -> (String, Value) {
+    ask_with(cache, &["--state-store", store])
+}
+
+/// `--ask` over the sample folder with its own cache and `extra` flags.
+fn ask_with(cache: &Path, extra: &[&str]) -> (String, Value) {
     let out = ape_chat(cache)
         .args([
             "--ask",
@@ -110,7 +115,8 @@ fn ask(cache: &Path, store: &str) -> (String, Value) {
             "--top-k",
             "3",
         ])
-        .args(["--state-store", store, "--model"])
+        .args(extra)
+        .arg("--model")
         .arg(tiny_model_path())
         .arg(sample())
         .output()
@@ -238,27 +244,11 @@ fn a_damaged_value_in_the_store_is_caught_and_replaced() {
 fn a_store_smaller_than_the_states_changes_no_answer() {
     let redis = Redis::start(&["--maxmemory", "5mb", "--maxmemory-policy", "allkeys-lru"]);
     let plain = tempfile::tempdir().expect("tmp");
-    let out = ape_chat(plain.path())
-        .args([
-            "--ask",
-            QUESTION,
-            "--json",
-            "--max-tokens",
-            "8",
-            "--top-k",
-            "3",
-            "--model",
-        ])
-        .arg(tiny_model_path())
-        .arg(sample())
-        .output()
-        .expect("run");
-    let lines = json_lines(&out.stdout);
-    let without = record(&lines, "answer")["text"].clone();
+    let (without, _) = ask_with(plain.path(), &[]);
     for _ in 0..3 {
         let dir = tempfile::tempdir().expect("tmp");
         let (text, _) = ask(dir.path(), &redis.url());
-        assert_eq!(Value::from(text), without);
+        assert_eq!(text, without);
     }
     assert!(
         redis.keys().len() < 3,
