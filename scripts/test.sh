@@ -10,10 +10,11 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # The default model too: one test checks real answers, which the tiny model
 # cannot give reliably.
 scripts/setup.sh
-# Lint components: a minimal rustup profile has neither.
+# Lint components, and the documentation the real-documents eval's
+# smoke slice answers from: a minimal rustup profile has none of them.
 if command -v rustup >/dev/null; then
-  for c in rustfmt clippy; do
-    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+  for c in rustfmt clippy rust-docs; do
+    rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" || echo "warning: could not add the rustup component $c"
   done
 fi
 # Our packages only: the vendored llama-cpp-sys-2 is not ours to format.

@@ -374,6 +374,20 @@ impl AskArgs {
         })
     }
 
+    /// How a named setting answers: a quality (`fast`, `balanced`, `exact`,
+    /// resolved as `--quality` is, with these flags and the model's
+    /// settings) or a mode spec (`ape:t=…:reread=…`, over these flags' APE
+    /// values).
+    pub fn setting(&self, name: &str) -> anyhow::Result<(Mode, Option<Mode>)> {
+        match <QualityArg as ValueEnum>::from_str(name, false) {
+            Ok(q) => Ok(Quality::from(q).modes(self.ape, self.balanced)?),
+            Err(_) => Ok((
+                Mode::parse(name, self.ape.params()?).map_err(anyhow::Error::msg)?,
+                None,
+            )),
+        }
+    }
+
     /// The quality setting in effect.
     pub fn quality(&self) -> Quality {
         self.quality.map(Quality::from).unwrap_or_default()

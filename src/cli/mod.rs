@@ -10,6 +10,7 @@ mod chat;
 mod convert;
 mod doctor;
 mod eval;
+mod eval_docs;
 mod generate;
 mod index;
 mod output;
@@ -71,6 +72,10 @@ enum Command {
     Man,
     /// Answer a dataset in several modes and score it (EM, F1, contains, speed).
     Eval(eval::EvalArgs),
+    /// Answer questions over real documentation folders, indexed as a user
+    /// would, in several settings: right or wrong, paired against the
+    /// first, timed with states cached.
+    EvalDocs(eval_docs::EvalDocsArgs),
     /// Find the prefix variant, T and S that suit the model, and save them
     /// for it (used from then on by --ask, the TUI and eval).
     Calibrate(calibrate::CalibrateArgs),
@@ -114,6 +119,7 @@ impl Cli {
                 a.ape = a.ape.over(c.ape);
                 a.prefix.apply(c);
             }
+            Some(Command::EvalDocs(a)) => a.apply(c),
             Some(Command::Cache(cmd)) => cmd.apply(c),
             _ => {}
         }
@@ -186,6 +192,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
             };
             eval::run(&cli.model, &args, &origins)
         }
+        Some(Command::EvalDocs(args)) => eval_docs::run(&cli.model, &args),
         Some(Command::Convert(args)) => convert::run(&args),
         Some(Command::Calibrate(args)) => calibrate::run(&cli.model, &args),
         Some(Command::Man) => generate::man(),

@@ -1,6 +1,8 @@
 //! Evaluation: how close each mode's answers come to sequential prefill.
 //!
 //! - [`datasets`]: records and the datasets they come from (SQuAD);
+//! - [`docs`]: questions over real documentation folders, answered as
+//!   `--ask` answers them;
 //! - [`rank`]: a record's contexts ranked as retrieval would;
 //! - [`run`]: one record answered in several modes, scored, stamped;
 //! - [`results`]: resumable runs over a dataset;
@@ -9,6 +11,7 @@
 
 pub mod calibrate;
 pub mod datasets;
+pub mod docs;
 pub mod rank;
 pub mod results;
 pub mod run;

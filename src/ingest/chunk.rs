@@ -153,7 +153,10 @@ fn split_long_line(
 
 /// `word` in pieces of at most `max_tokens` tokens each, cut between
 /// characters: each piece is the longest prefix of what is left that
-/// fits, found by bisection (a few counts per piece).
+/// fits. A prefix that fits doubles until one does not, then bisection
+/// finds the cut inside it: each piece costs counts of a few times its own
+/// length, never of the whole rest (a 4 MB minified line would otherwise
+/// cost its length squared).
 fn split_unbroken(
     word: &str,
     max_tokens: usize,
@@ -162,12 +165,34 @@ fn split_unbroken(
     let mut parts = Vec::new();
     let mut rest = word;
     while !rest.is_empty() {
-        let ends: Vec<usize> = rest.char_indices().map(|(i, c)| i + c.len_utf8()).collect();
+        // The shortest prefix known not to fit; none: all of `rest` fits.
+        let mut width = char_boundary(rest, max_tokens.max(1));
+        let limit = loop {
+            if width >= rest.len() {
+                let t = count(rest);
+                if t <= max_tokens {
+                    break None;
+                }
+                break Some(rest.len());
+            }
+            if count(&rest[..width]) > max_tokens {
+                break Some(width);
+            }
+            width = char_boundary(rest, width * 2);
+        };
+        let Some(limit) = limit else {
+            parts.push((rest.to_string(), count(rest)));
+            break;
+        };
+        let ends: Vec<usize> = rest[..limit]
+            .char_indices()
+            .map(|(i, c)| i + c.len_utf8())
+            .collect();
         // ends[lo] fits (one character always does: a piece holds at least
-        // one), ends[hi] does not or is past the end.
-        let (mut lo, mut hi) = (0, ends.len());
+        // one), ends[hi] does not.
+        let (mut lo, mut hi) = (0, ends.len() - 1);
         let mut lo_tokens = count(&rest[..ends[0]]);
-        while hi - lo > 1 {
+        while hi > lo + 1 {
             let mid = lo + (hi - lo) / 2;
             let t = count(&rest[..ends[mid]]);
             if t <= max_tokens {
@@ -180,6 +205,14 @@ fn split_unbroken(
         rest = &rest[ends[lo]..];
     }
     parts
+}
+
+/// The first character boundary of `s` at or after byte `at` (its length
+/// past the end).
+fn char_boundary(s: &str, at: usize) -> usize {
+    (at..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len())
 }
 
 #[cfg(test)]
@@ -222,6 +255,33 @@ mod tests {
         assert!(chunks
             .last()
             .is_some_and(|c| c.text.ends_with("after words here")));
+    }
+
+    /// A 4 MB minified line (an mdBook search index) costs counts of a few
+    /// times its length, not its length squared: every piece used to
+    /// bisect over the whole rest (hours with a real tokenizer). Cut at
+    /// character boundaries, each piece within budget, nothing lost.
+    #[test]
+    fn a_long_unbroken_line_is_cut_in_linear_work() {
+        let line = "é{\"tf\":1.0},".repeat(300_000);
+        let counted = std::cell::Cell::new(0usize);
+        let count = |s: &str| {
+            counted.set(counted.get() + s.len());
+            quads(s)
+        };
+        let parts = split_unbroken(&line, 256, &count);
+        assert!(
+            counted.get() < 40 * line.len(),
+            "{} bytes counted for a {}-byte line",
+            counted.get(),
+            line.len()
+        );
+        assert!(parts.iter().all(|(p, t)| *t <= 256 && quads(p) == *t));
+        assert!(parts[..parts.len() - 1].iter().all(|(_, t)| *t == 256));
+        assert_eq!(
+            parts.iter().map(|(p, _)| p.as_str()).collect::<String>(),
+            line
+        );
     }
 
     fn doc(text: &str) -> Document {

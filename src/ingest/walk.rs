@@ -145,16 +145,20 @@ pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, 
                 path: rel_path,
                 reason: format!("larger than {} MiB", MAX_FILE_BYTES >> 20),
             }),
-            Ok(m) => files.push(FileEntry {
-                rel: rel_path,
-                abs: path.to_path_buf(),
-                size: m.len(),
-                mtime_ns: m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos()),
-            }),
+            Ok(m) if m.len() > MINIFIED_HEAD && minifiable(path) => match minified(path) {
+                Ok(Some(width)) => skipped.push(Skipped {
+                    path: rel_path,
+                    reason: format!(
+                        "minified or generated: lines of {width} characters on average"
+                    ),
+                }),
+                Ok(None) => files.push(entry_of(rel_path, path, &m)),
+                Err(e) => skipped.push(Skipped {
+                    path: rel_path,
+                    reason: e.to_string(),
+                }),
+            },
+            Ok(m) => files.push(entry_of(rel_path, path, &m)),
             Err(e) => skipped.push(Skipped {
                 path: rel_path,
                 reason: e.to_string(),
@@ -162,6 +166,49 @@ pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, 
         }
     }
     Ok((files, skipped))
+}
+
+fn entry_of(rel: String, path: &Path, m: &std::fs::Metadata) -> FileEntry {
+    FileEntry {
+        rel,
+        abs: path.to_path_buf(),
+        size: m.len(),
+        mtime_ns: m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos()),
+    }
+}
+
+/// Bytes of a script, style sheet or data file read to tell whether it is
+/// minified; smaller files are read whatever they hold.
+const MINIFIED_HEAD: u64 = 32 << 10;
+/// Lines longer than this on average are no one's prose: a bundle, a
+/// search index (mdBook's `searchindex-*.js` holds every word of the book
+/// on one 4 MB line, so it would crowd the book's own pages out of
+/// retrieval with fragments of JSON).
+const MINIFIED_LINE: usize = 1000;
+
+/// Whether `path` is a kind of file that tools minify or generate.
+fn minifiable(path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    ["js", "mjs", "cjs", "css", "json", "map"]
+        .iter()
+        .any(|e| ext.eq_ignore_ascii_case(e))
+}
+
+/// The average line width of the file's head when it is over
+/// [`MINIFIED_LINE`]; `None` for a file people write.
+fn minified(path: &Path) -> std::io::Result<Option<usize>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(MINIFIED_HEAD as usize);
+    std::fs::File::open(path)?
+        .take(MINIFIED_HEAD)
+        .read_to_end(&mut head)?;
+    let lines = head.iter().filter(|&&b| b == b'\n').count() + 1;
+    let width = head.len() / lines;
+    Ok((width > MINIFIED_LINE).then_some(width))
 }
 
 /// Bytes read to decide whether a file without a known extension is text.
@@ -209,6 +256,34 @@ fn short_error(e: &ignore::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A one-line 64 KB search index is skipped with its reason; the same
+    /// bytes as a `.md` (someone's long line), a readable script of the
+    /// same size and a small one-line script are indexed.
+    #[test]
+    fn minified_scripts_and_data_are_skipped_with_a_reason() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let d = dir.path();
+        let one_line = format!(
+            "window.search = {{{}}};",
+            "\"w\":{\"tf\":1.0},".repeat(4_000)
+        );
+        std::fs::write(d.join("searchindex-7a90.js"), &one_line).expect("write");
+        std::fs::write(d.join("long-line.md"), &one_line).expect("write");
+        std::fs::write(d.join("small.min.css"), "a{b:c}".repeat(100)).expect("write");
+        let readable = "function f(x) {\n  return x + 1;\n}\n".repeat(2_000);
+        std::fs::write(d.join("app.js"), readable).expect("write");
+        let (files, skipped) = walk(d, &Filters::default()).expect("walk");
+        let names: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(names, ["app.js", "long-line.md", "small.min.css"]);
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(skipped[0].path, "searchindex-7a90.js");
+        assert!(
+            skipped[0].reason.starts_with("minified or generated"),
+            "{}",
+            skipped[0].reason
+        );
+    }
 
     #[test]
     fn include_and_exclude_globs() {

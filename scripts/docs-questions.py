@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Checks the real-documents questions against the pages they were written from.
+
+    scripts/docs-questions.py [QUESTIONS] [--root DIR]
+
+For every question of QUESTIONS (default assets/eval/docs/questions.jsonl):
+its page exists under ROOT/folder/file; its evidence is in the page's text
+(the <main> element read by Python's own HTML parser, whitespace collapsed:
+not ape-chat's extractor, so the check does not lean on the code it judges);
+its answer pattern matches its evidence. ROOT defaults to rustup's
+documentation, `$(rustc --print sysroot)/share/doc/rust/html`.
+
+The Rust Programming Language (folder `book`) is held out (README, Right on
+real documents): a question from it is an error.
+
+Exit status 1 if any question fails, with one line per failure.
+"""
+
+import argparse
+import html.parser
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+HELD_OUT = "book"
+
+
+class MainText(html.parser.HTMLParser):
+    """The text inside <main>, scripts and styles left out."""
+
+    BLOCKS = {"p", "li", "h1", "h2", "h3", "h4", "pre", "tr", "div", "br", "dt", "dd"}
+
+    def __init__(self):
+        super().__init__()
+        self.main = 0
+        self.skip = 0
+        self.parts = []
+
+    def handle_starttag(self, tag, attrs):
+        self.main += tag == "main"
+        self.skip += tag in ("script", "style")
+        if tag in self.BLOCKS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        self.main -= tag == "main"
+        self.skip -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if self.main > 0 and not self.skip:
+            self.parts.append(data)
+
+
+def page_text(path):
+    p = MainText()
+    p.feed(path.read_text(encoding="utf-8", errors="replace"))
+    return " ".join("".join(p.parts).split())
+
+
+def default_root():
+    sysroot = subprocess.run(
+        ["rustc", "--print", "sysroot"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return Path(sysroot) / "share/doc/rust/html"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("questions", nargs="?", default="assets/eval/docs/questions.jsonl")
+    ap.add_argument("--root", type=Path)
+    a = ap.parse_args()
+    root = a.root or default_root()
+    failures, per_folder, texts = [], Counter(), {}
+    for n, line in enumerate(Path(a.questions).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        where = f"line {n} ({q.get('id')})"
+        if q["folder"] == HELD_OUT:
+            failures.append(f"{where}: the folder `{HELD_OUT}` is held out")
+            continue
+        page = root / q["folder"] / q["file"]
+        if not page.is_file():
+            failures.append(f"{where}: no page {page}")
+            continue
+        if page not in texts:
+            texts[page] = page_text(page)
+        evidence = " ".join(q["evidence"].split())
+        if evidence not in texts[page]:
+            failures.append(f"{where}: the evidence is not in {page}")
+        if not re.search(q["answer"], evidence, re.IGNORECASE):
+            failures.append(f"{where}: the answer pattern does not match the evidence")
+        per_folder[q["folder"]] += 1
+    for f in failures:
+        print(f, file=sys.stderr)
+    total = sum(per_folder.values())
+    pages = len(texts)
+    summary = ", ".join(f"{k} {v}" for k, v in sorted(per_folder.items()))
+    print(f"{total} questions over {pages} pages ({summary}); {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+//! `ape-chat eval-docs`: flags → questions over real documentation folders
+//! answered in several settings ([`crate::eval::docs`]) → the table paired
+//! against the first setting.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use super::style::{bold, dim};
+use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
+use crate::eval::docs::{self, DocsError, Half, Plan, Setting};
+use crate::workspace::context_size;
+
+#[derive(Debug, Args)]
+pub struct EvalDocsArgs {
+    /// JSON Lines of {"id", "folder", "file", "question", "answer" (a
+    /// regular expression), "evidence"} (assets/eval/docs/questions.jsonl).
+    #[arg(long, value_name = "FILE")]
+    questions: PathBuf,
+    /// The folder the questions' folders are in, e.g. "$(rustc --print
+    /// sysroot)/share/doc/rust/html".
+    #[arg(long, value_name = "DIR")]
+    root: PathBuf,
+    /// Which half to answer, by page: `tune` (to choose settings on),
+    /// `report` (to judge them on), `all`.
+    #[arg(long, value_enum, default_value = "tune")]
+    half: Half,
+    /// Settings to compare, comma-separated, the baseline first: `exact`,
+    /// `fast`, `balanced` (as --quality resolves them) or a mode
+    /// (`ape:t=…:s=…:reread=…:window=…`, `parallel`, …).
+    #[arg(long, value_delimiter = ',', default_value = "exact,fast,balanced")]
+    settings: Vec<String>,
+    /// Answer only the first N questions of the half.
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Rows file; a rerun with it answers only what is missing [default:
+    /// docs.jsonl in the cache's eval dir].
+    #[arg(long, value_name = "FILE")]
+    results: Option<PathBuf>,
+    /// Print the summary and every row as one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    pub(super) answer: AskArgs,
+    #[command(flatten)]
+    pub(super) folder: FolderArgs,
+}
+
+impl EvalDocsArgs {
+    pub(super) fn apply(&mut self, c: &crate::config::FileConfig) {
+        self.answer.apply(c);
+        self.folder.apply(c);
+    }
+}
+
+pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
+    let settings = args
+        .settings
+        .iter()
+        .map(|name| {
+            let (mode, whole_mode) = args.answer.setting(name)?;
+            Ok(Setting {
+                label: name.clone(),
+                mode,
+                whole_mode,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    anyhow::ensure!(!settings.is_empty(), "give at least one setting");
+    let mut questions = docs::load(&args.questions)?;
+    let in_set = questions.len();
+    questions.retain(|q| args.half == Half::All || q.half() == args.half);
+    questions.truncate(args.limit.unwrap_or(usize::MAX));
+    anyhow::ensure!(!questions.is_empty(), "no questions in this half");
+    let options = args.answer.options(false)?;
+    let engine = model.load(context_size(
+        options.top_k,
+        args.folder.chunk_tokens(),
+        args.answer.max_tokens,
+    ))?;
+    let results = args
+        .results
+        .clone()
+        .unwrap_or_else(|| crate::paths::eval_results_dir().join("docs.jsonl"));
+    if let Some(dir) = results.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    if !args.json {
+        eprintln!(
+            "{} {} questions of {in_set} ({} half, over {} pages) · {} · top-k {} · {} tokens · rows in {}",
+            bold("eval-docs"),
+            questions.len(),
+            format!("{:?}", args.half).to_lowercase(),
+            docs::pages(&questions),
+            engine.path().display(),
+            options.top_k,
+            args.answer.max_tokens,
+            results.display()
+        );
+        for s in &settings {
+            eprintln!("  {:<10} {}", s.label, dim(&s.mode.to_string()));
+        }
+    }
+    let plan = Plan {
+        root: &args.root,
+        questions: &questions,
+        settings: &settings,
+        options,
+        results: &results,
+    };
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(0)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} · {msg} · ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let folder = args.folder.options();
+    let store = || {
+        args.folder
+            .store()
+            .map_err(|e| DocsError::Store(e.to_string()))
+    };
+    let rows = docs::run(&engine, &folder, &store, &plan, &CANCEL, &mut |p| {
+        bar.set_length(p.total as u64);
+        bar.set_position(p.done as u64);
+        bar.set_message(p.doing.to_string());
+    })?;
+    bar.finish_and_clear();
+    let summary = docs::summarize(&rows, &settings);
+    if args.json {
+        println!("{}", json!({"summary": summary, "rows": rows}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let base = &settings[0].label;
+    println!(
+        "{:<10} {:>7} {:>22} {:>24} {:>11} {:>11} {:>8} {:>9}",
+        "setting",
+        "right",
+        "share [95% CI]",
+        format!("vs {base} [95% CI]"),
+        "lost/gained",
+        "median TTFT",
+        "speedup",
+        "page read"
+    );
+    for s in &summary {
+        println!(
+            "{:<10} {:>7} {:>22} {:>24} {:>11} {:>9.2} s {:>7.1}× {:>8.0}%",
+            s.label,
+            format!("{}/{}", s.right, s.questions),
+            format!(
+                "{:.2} [{:.2}, {:.2}]",
+                s.accuracy.value, s.accuracy.lo, s.accuracy.hi
+            ),
+            format!(
+                "{:+.3} [{:+.3}, {:+.3}]",
+                s.against_baseline.value, s.against_baseline.lo, s.against_baseline.hi
+            ),
+            format!("{}/{}", s.lost, s.gained),
+            s.median_ttft_ms / 1e3,
+            s.speedup,
+            s.page_retrieved * 100.0
+        );
+    }
+    println!(
+        "{}",
+        dim("intervals: 2,000 resamples of the pages; TTFT with each question's states cached")
+    );
+    Ok(ExitCode::SUCCESS)
+}
