@@ -7,7 +7,8 @@ For every question of QUESTIONS (default assets/eval/docs/questions.jsonl):
 its page exists under ROOT/folder/file; its evidence is in the page's text
 (the <main> element read by Python's own HTML parser, whitespace collapsed:
 not ape-chat's extractor, so the check does not lean on the code it judges);
-its answer pattern matches its evidence. ROOT defaults to rustup's
+its answer pattern matches its evidence and not its own question (an answer
+that only repeats the question is never right). ROOT defaults to rustup's
 documentation, `$(rustc --print sysroot)/share/doc/rust/html`.
 
 The Rust Programming Language (folder `book`) is held out (README, Right on
@@ -93,6 +94,8 @@ def main():
             failures.append(f"{where}: the evidence is not in {page}")
         if not re.search(q["answer"], evidence, re.IGNORECASE):
             failures.append(f"{where}: the answer pattern does not match the evidence")
+        if re.search(q["answer"], q["question"], re.IGNORECASE):
+            failures.append(f"{where}: the answer pattern matches the question itself")
         per_folder[q["folder"]] += 1
     for f in failures:
         print(f, file=sys.stderr)
