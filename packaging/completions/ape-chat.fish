@@ -78,6 +78,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "index" -d 'Index a f
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "man" -d 'Print the man page (roff)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "eval-docs" -d 'Answer questions over real documentation folders, indexed as a user would, in several settings: right or wrong, paired against the first, timed with states cached'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
@@ -166,6 +167,59 @@ on\t''
 off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l questions -d 'JSON Lines of {"id", "folder", "file", "question", "answer" (a regular expression), "evidence"} (assets/eval/docs/questions.jsonl)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l root -d 'The folder the questions\' folders are in, e.g. "$(rustc --print sysroot)/share/doc/rust/html"' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l half -d 'Which half to answer, by page: `tune` (to choose settings on), `report` (to judge them on), `all`' -r -f -a "tune\t''
+report\t''
+all\t'Both halves (for the smoke slice and for looking, never for choosing)'"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l settings -d 'Settings to compare, comma-separated, the baseline first: `exact`, `fast`, `balanced` (as --quality resolves them) or a mode (`ape:t=…:s=…:reread=…:window=…`, `parallel`, …)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l limit -d 'Answer only the first N questions of the half' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l results -d 'Rows file; a rerun with it answers only what is missing [default: docs.jsonl in the cache\'s eval dir]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+balanced\t''
+exact\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
+sequential-stored\t''
+pcw\t''
+parallel\t''
+ape\t''
+ape-t\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l temperature-ape -d 'APE attention temperature T for chunk tokens [default: 0.9, or what is calibrated for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l scale-ape -d 'APE scaling factor S of the chunks\' attention mass [default: 0.9]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
+false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
+bm25\t''
+dense\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l max-tokens -d 'Longest answer, in tokens' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l embed-model -d 'Sentence-embedding model directory (ONNX + tokenizer files)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l ort-lib -d 'ONNX Runtime library (`libonnxruntime.so`, ≥ 1.24)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l include -d 'Only index files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l exclude -d 'Skip files matching this glob (repeatable; gitignore syntax)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l cache-budget-gb -d 'KV-state cache budget in GB; least-recently-used states beyond it are evicted after each index update [default: 20]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l gpu-layers -d 'Layers to offload to the GPU (CUDA builds)' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l memory-budget-gb -d 'Memory in GB an answer\'s context may take (KV cells and attention scratch) [default: what is free when the answer starts]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there `fast` over 8K cached tokens started in 39 ms with its states in GPU memory against 198 ms from cold files (README, "Cost vs context", H100); on the CPU the page cache already keeps what was read, and RAM is the user\'s'
+on\t''
+off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l json -d 'Print the summary and every row as one JSON object'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l dataset -d 'Records to calibrate on, JSON Lines as for `eval` (`answers` may be empty for `--objective attention`). Split by source into search, accept and report parts that never share a paragraph' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand calibrate" -l objective -d 'What to optimise: answer F1, gold-answer NLL, or attention matching against sequential prefill (needs no answers)' -r -f -a "f1\t'Greedy answers\' token F1 (ties broken by gold-answer NLL)'
 nll\t'Mean per-token NLL of the gold answers'
@@ -634,18 +688,19 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "frontier" -d 'Fast and right: joins an `eval --json` and a `bench ttft --json` report into each mode\'s likelihood retention against its speedup, marks the frontier and the modes that clear the default\'s bar, and draws the chart'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "compete" -d 'Keeps the cores busy as another llama.cpp program would (prefill on the model, llama.cpp\'s default polling) until stdin closes: what `ttft --under-load` runs beside itself, or to try ape-chat under load by hand'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "man" -d 'Print the man page (roff)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "serve" -d 'Serve the folder over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health), indexing and watching it meanwhile'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval calibrate convert watch serve cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "doctor" -d 'Check a GGUF model: architecture, APE support, and the engine\'s exactness and APE-attention checks run on it'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "index" -d 'Index a folder: chunks, BM25, vectors and every chunk\'s KV state, incrementally (unchanged files cost nothing)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "completions" -d 'Print shell completions (bash, zsh, fish, elvish, powershell)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "man" -d 'Print the man page (roff)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "eval" -d 'Answer a dataset in several modes and score it (EM, F1, contains, speed)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "eval-docs" -d 'Answer questions over real documentation folders, indexed as a user would, in several settings: right or wrong, paired against the first, timed with states cached'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "calibrate" -d 'Find the prefix variant, T and S that suit the model, and save them for it (used from then on by --ask, the TUI and eval)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "convert" -d 'Turn a dataset into eval records (SQuAD v2: gold paragraph + distractors from its article)'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "watch" -d 'Keep a folder\'s index and KV states current as files change'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "serve" -d 'Serve the folder over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health), indexing and watching it meanwhile'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "cache" -d 'Inspect or trim the KV-state cache'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "bench" -d 'Measure speed side by side in one run'
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and not __fish_seen_subcommand_from doctor index completions man eval eval-docs calibrate convert watch serve cache bench help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "stats" -d 'Entries and bytes, and how many an index still refers to'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "gc" -d 'Remove leftovers and unreferenced states, then evict least-recently used ones beyond the budget'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Remove every cached state (indexes re-encode them on their next update)'
