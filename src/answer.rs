@@ -29,11 +29,11 @@ use crate::states::{StateReads, States};
 pub enum Quality {
     /// APE over cached states: the fastest answer.
     Fast,
-    /// APE, and the best sentences of the best-ranked chunk re-read before
-    /// the question (the whole chunk over named files, and on a GPU while
-    /// it is cheap there: [`WHOLE_REREAD_BUDGET`]): most
-    /// of the gap to sequential prefill closed for a fraction of one
-    /// chunk's prefill.
+    /// APE, and sequential prefill for the answers whose first tokens the
+    /// model is unsure of ([`ApeParams::doubt`]); the best chunk re-read
+    /// whole over named files, and on a GPU while that is cheap there
+    /// ([`WHOLE_REREAD_BUDGET`]). Pays sequential's prefill only where the
+    /// cached states leave the answer in doubt.
     #[default]
     Balanced,
     /// Sequential prefill of every chunk: the baseline, slowest.
@@ -41,20 +41,22 @@ pub enum Quality {
 }
 
 impl Quality {
-    /// `balanced`'s re-read, for what the user's settings and the model's
-    /// shipped `balanced` ones leave unset: the best-ranked chunk's best 48
-    /// tokens in whole sentences. With the default model's S = 0.8 it is
-    /// the CPU frontier's point that keeps sequential prefill's quality at
-    /// ≥ 20× its speed (README, Fast and right); at S = 1 the window loses
-    /// the answer to the parallel block more often (and answered the
-    /// sample folder's on-call question from the backup policy).
+    /// `balanced`, for what the user's settings and the model's shipped
+    /// `balanced` ones leave unset: APE with no re-read, begun again with
+    /// sequential prefill when the first tokens' mean log-probability is
+    /// below -0.5. Chosen on the real-documents tune half (README, Right on
+    /// real documents): the 48-token re-read it replaces lost answers that
+    /// plain APE got right (the window pulled "target/release" to
+    /// "target/debug") and cost 2.8× APE's time to the first token, where
+    /// doubting a quarter of the answers kept sequential's accuracy.
     pub const BALANCED: ApeSettings = ApeSettings {
         temperature_ape: None,
         scale_ape: None,
-        reread: Some(1),
-        reread_window: Some(48),
-        reread_sentences: Some(true),
+        reread: Some(0),
+        reread_window: None,
+        reread_sentences: None,
         focus: None,
+        doubt: Some(-0.5),
     };
 
     /// `balanced`'s whole-chunk re-read, where a window saves too little or
@@ -67,9 +69,13 @@ impl Quality {
     /// richest in the question's words (README, Whole-file questions:
     /// a 48- or 64-token window answered 3 where the whole chunk gave 7).
     pub const BALANCED_WHOLE: ApeSettings = ApeSettings {
+        temperature_ape: None,
+        scale_ape: None,
+        reread: Some(1),
         reread_window: Some(0),
         reread_sentences: None,
-        ..Self::BALANCED
+        focus: None,
+        doubt: None,
     };
 
     /// The mode this quality answers in under `settings` (what flags, the
@@ -80,7 +86,7 @@ impl Quality {
     /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
     /// the window, measured there). What the user set beats the preset,
     /// field by field, and the preset beats the calibration; `fast` never
-    /// re-reads.
+    /// re-reads or doubts.
     pub fn modes(
         self,
         settings: ApeSettings,
@@ -91,6 +97,7 @@ impl Quality {
             Quality::Fast => (
                 Mode::Ape(ApeParams {
                     reread: 0,
+                    doubt: None,
                     ..settings.params()?
                 }),
                 None,
@@ -294,6 +301,9 @@ pub struct Answer {
     /// fallback, chunks dropped to fit the context, positions beyond the
     /// model's training, chunks missing from the index.
     pub notes: Vec<String>,
+    /// The cached mode's first tokens failed its doubt check, and `mode`
+    /// (sequential) answered instead ([`ApeParams::doubt`]).
+    pub doubted: bool,
 }
 
 /// Answers `question`, following the earlier turns of `history` (oldest
@@ -468,6 +478,32 @@ pub fn ask(
         + refs.iter().map(|c| c.tokens().len()).sum::<usize>()
         + q.len();
     let generated = generate::generate(&mut session, mode, &ctx, decoding, on_text)?;
+    if generated.stop == generate::StopReason::Doubted {
+        // The cached states left the model unsure of its first tokens (none
+        // shown): sequential prefill answers, and the first try's time
+        // counts toward the time to the first token.
+        drop(session);
+        let first_try = t0.elapsed();
+        let sure = AskOptions {
+            mode: Mode::Sequential,
+            whole_mode: None,
+            ..options.clone()
+        };
+        let mut again = ask(states, index, embedder, question, history, &sure, on_text)?;
+        let k = generated.logprobs.len().min(ApeParams::DOUBT_TOKENS);
+        let mean = generated.logprobs[..k].iter().sum::<f32>() / k.max(1) as f32;
+        again.notes.insert(
+            0,
+            format!(
+                "{} was unsure of its first {k} tokens from cached states (mean log-probability {mean:.2}): answered again with sequential prefill",
+                mode.name()
+            ),
+        );
+        again.ttft += first_try;
+        again.states = reads;
+        again.doubted = true;
+        return Ok(again);
+    }
     let rereading = generated.prefill.rereading;
     if engine.note_reread(|costs| reading.note(mode, rereading, costs)) {
         if let Some((from, took)) = engine.reread_costs().too_slow_from() {
@@ -518,6 +554,7 @@ pub fn ask(
         window,
         turns_kept: earlier.len(),
         notes,
+        doubted: false,
     })
 }
 
@@ -762,7 +799,7 @@ mod tests {
     #[test]
     fn balanced_fills_what_the_settings_leave_unset_and_has_a_whole_chunk_mode() {
         let ape = |m: Mode| match m {
-            Mode::Ape(p) => (p.temperature, p.scale, p.reread, p.window, p.sentences),
+            Mode::Ape(p) => (p.temperature, p.scale, p.reread, p.window, p.doubt),
             other => panic!("{other}"),
         };
         // The layers as the CLI builds them: the model's calibration at the
@@ -783,16 +820,17 @@ mod tests {
             q.modes(settings, balanced).expect("valid")
         };
         let none = ApeSettings::default();
-        // The shipped `balanced` S beats the calibration's, for the window
-        // only (the whole re-read was measured at the calibration's).
+        let doubt = Some(-0.5);
+        // A shipped `balanced` S beats the calibration's, for the doubting
+        // mode only (the whole re-read was measured at the calibration's).
         let (cpu, gpu) = modes(Quality::Balanced, none);
-        assert_eq!(ape(cpu), (0.8, 0.7, 1, 48, true));
-        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 0, false)));
+        assert_eq!(ape(cpu), (0.8, 0.7, 0, 0, doubt));
+        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 0, None)));
         // A model with nothing shipped for `balanced`: the generic preset.
         let (cpu, _) = Quality::Balanced
             .modes(shipped, ApeSettings::default())
             .expect("valid");
-        assert_eq!(ape(cpu), (0.8, 1.0, 1, 48, true));
+        assert_eq!(ape(cpu), (0.8, 1.0, 0, 0, doubt));
         // What the user set wins field by field, on both devices.
         let two = ApeSettings {
             reread: Some(2),
@@ -802,7 +840,7 @@ mod tests {
         let (cpu, gpu) = modes(Quality::Balanced, two);
         assert_eq!(
             (ape(cpu), gpu.map(ape)),
-            ((0.8, 0.9, 2, 48, true), Some((0.8, 0.9, 2, 0, false)))
+            ((0.8, 0.9, 2, 0, doubt), Some((0.8, 0.9, 2, 0, None)))
         );
         let tokens = ApeSettings {
             reread_window: Some(32),
@@ -810,14 +848,14 @@ mod tests {
             ..ApeSettings::default()
         };
         let (cpu, gpu) = modes(Quality::Balanced, tokens);
-        assert_eq!(ape(cpu), (0.8, 0.7, 1, 32, false));
-        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 32, false)));
+        assert_eq!(ape(cpu), (0.8, 0.7, 0, 32, doubt));
+        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 32, None)));
         // `fast` never re-reads and keeps the calibration; `exact` is
         // sequential prefill.
         let (fast, gpu) = modes(Quality::Fast, two);
-        assert_eq!((ape(fast), gpu), ((0.8, 0.9, 0, 0, false), None));
+        assert_eq!((ape(fast), gpu), ((0.8, 0.9, 0, 0, None), None));
         let (fast, _) = modes(Quality::Fast, none);
-        assert_eq!(ape(fast), (0.8, 1.0, 0, 0, false));
+        assert_eq!(ape(fast), (0.8, 1.0, 0, 0, None));
         assert_eq!(modes(Quality::Exact, two), (Mode::Sequential, None));
         let bad = ApeSettings {
             temperature_ape: Some(0.0),

@@ -221,7 +221,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -260,6 +260,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --doubt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,7 +447,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__context)
-            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -493,6 +497,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -533,7 +541,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -627,6 +635,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --top-k)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -683,7 +695,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -770,6 +782,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --doubt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1131,7 +1147,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__store)
-            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1217,6 +1233,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --top-k)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1273,7 +1293,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1324,6 +1344,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --doubt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1403,7 +1427,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1446,6 +1470,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --doubt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1935,7 +1963,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1997,6 +2025,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2037,7 +2069,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval__subcmd__docs)
-            opts="-h --questions --root --half --settings --limit --results --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --questions --root --half --settings --limit --results --svg --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2064,6 +2096,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --results)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --svg)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2096,6 +2132,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --doubt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2683,7 +2723,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2810,6 +2850,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --focus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --doubt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

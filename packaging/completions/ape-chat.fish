@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= doubt= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -41,6 +41,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-window -d 'Re-
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -155,6 +156,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-window
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -175,6 +177,7 @@ all\t'Both halves (for the smoke slice and for looking, never for choosing)'"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l settings -d 'Settings to compare, comma-separated, the baseline first: `exact`, `fast`, `balanced` (as --quality resolves them) or a mode (`ape:t=…:s=…:reread=…:window=…`, `parallel`, …)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l limit -d 'Answer only the first N questions of the half' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l results -d 'Rows file; a rerun with it answers only what is missing [default: docs.jsonl in the cache\'s eval dir]' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l svg -d 'Also draw the settings\' accuracy against their speedup to this SVG' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
@@ -191,6 +194,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-w
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -325,6 +329,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-windo
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -420,6 +425,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -445,6 +451,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -478,6 +485,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l out -d 'Where `bench-context.json` and `bench-context.svg` go' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l from -d 'Measure nothing: draw the chart (beside the file) and print the table of a saved `bench-context.json`, e.g. a GPU machine\'s' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -545,6 +553,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -592,6 +601,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -638,6 +648,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''

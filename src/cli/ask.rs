@@ -262,7 +262,8 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         json!({
             "type": "stats", "mode": a.mode.name(), "temperature_ape": t, "scale_ape": s,
             "reread": reread, "reread_window": window, "reread_sentences": sentences,
-            "focus": focus,
+            "focus": focus, "doubt": match a.mode { Mode::Ape(p) => p.doubt, _ => None },
+            "doubted": a.doubted,
             "retrieval_ms": ms(a.retrieval), "state_prep_ms": ms(a.state_prep),
             "state_load_ms": ms(g.prefill.load), "question_prefill_ms": ms(g.prefill.prefill),
             "ttft_ms": ms(a.ttft), "prefill_to_first_token_ms": ms(g.ttft),

@@ -40,6 +40,9 @@ pub struct EvalDocsArgs {
     /// docs.jsonl in the cache's eval dir].
     #[arg(long, value_name = "FILE")]
     results: Option<PathBuf>,
+    /// Also draw the settings' accuracy against their speedup to this SVG.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
     /// Print the summary and every row as one JSON object.
     #[arg(long)]
     json: bool,
@@ -133,6 +136,18 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
     })?;
     bar.finish_and_clear();
     let summary = docs::summarize(&rows, &settings);
+    if let Some(svg) = &args.svg {
+        let subtitle = format!(
+            "{} · {} questions over {} pages ({} half) · top-k {} · {} threads",
+            crate::bench::chart::file_name(&engine.path().display().to_string()),
+            questions.len(),
+            docs::pages(&questions),
+            format!("{:?}", args.half).to_lowercase(),
+            plan.options.top_k,
+            engine.options().threads
+        );
+        docs::chart(&summary, &subtitle, svg)?;
+    }
     if args.json {
         println!("{}", json!({"summary": summary, "rows": rows}));
         return Ok(ExitCode::SUCCESS);

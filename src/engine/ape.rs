@@ -42,6 +42,13 @@ pub struct ApeParams {
     /// softmax (0: all chunks). Free; ties keep every tied chunk.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub focus: u32,
+    /// Doubt: when the answer's first [`Self::DOUBT_TOKENS`] tokens have a
+    /// mean log-probability below this, the model was unsure of what the
+    /// cached states told it, and the answer is begun again with
+    /// sequential prefill (nothing shown before the check). Pays
+    /// sequential's prefill only on the questions that need it (None: never).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<f32>,
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -67,8 +74,14 @@ impl ApeParams {
             window: 0,
             sentences: false,
             focus: 0,
+            doubt: None,
         }
     }
+
+    /// Answer tokens the doubt check weighs: the first ones carry the
+    /// answer's choice (measured on the real-documents tune half: README,
+    /// Right on real documents).
+    pub const DOUBT_TOKENS: usize = 4;
 
     /// Chunks per question the settings are calibrated and evaluated on
     /// (`convert`'s 10 contexts per record).
@@ -108,6 +121,13 @@ impl ApeParams {
                 "APE parameters must be in (0, 4]: got T={}, S={}",
                 self.temperature, self.scale
             ));
+        }
+        if let Some(d) = self.doubt {
+            if !d.is_finite() || d > 0.0 {
+                return Err(format!(
+                    "doubt is a log-probability, finite and at most 0: got {d}"
+                ));
+            }
         }
         Ok(())
     }
@@ -498,5 +518,12 @@ mod tests {
         assert!(ApeParams::new(0.0, 1.0).validate().is_err());
         assert!(ApeParams::new(f32::NAN, 1.0).validate().is_err());
         assert!(ApeParams::DEFAULT.validate().is_ok());
+        let doubt = |d| ApeParams {
+            doubt: Some(d),
+            ..ApeParams::DEFAULT
+        };
+        assert!(doubt(-0.5).validate().is_ok());
+        assert!(doubt(0.5).validate().is_err());
+        assert!(doubt(f32::NEG_INFINITY).validate().is_err());
     }
 }

@@ -106,9 +106,10 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
                 }
             }
             "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
+            "doubt" => p.doubt = Some(v.parse().map_err(|e| bad(&e))?),
             _ => {
                 return Err(format!(
-                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, focus)"
+                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, focus, doubt)"
                 ))
             }
         }
@@ -132,6 +133,9 @@ impl fmt::Display for Mode {
                 }
                 if p.focus > 0 {
                     write!(f, ", focus {}", p.focus)?;
+                }
+                if let Some(d) = p.doubt {
+                    write!(f, ", doubt {d}")?;
                 }
                 f.write_str(")")
             }
@@ -234,6 +238,10 @@ pub enum StopReason {
     EndOfTurn,
     MaxTokens,
     Cancelled,
+    /// The first tokens failed the doubt check ([`ApeParams::doubt`]):
+    /// nothing was shown, and the answer is begun again with sequential
+    /// prefill.
+    Doubted,
 }
 
 /// Where the time to the first token went.
@@ -328,6 +336,10 @@ pub struct Generated {
     /// Per chunk (in the order given), its mean share of the attention the
     /// generated tokens paid to the chunks, over all layers and heads.
     pub attention_shares: Option<Vec<f64>>,
+    /// Each token's log-probability under the logits it was drawn from
+    /// (before any sampling temperature): how sure the model was.
+    #[serde(skip)]
+    pub logprobs: Vec<f32>,
 }
 
 impl Generated {
@@ -576,7 +588,9 @@ pub fn best_sentences(
 }
 
 /// Answers over `ctx` in `mode`, calling `on_text` with each piece of
-/// decoded text; `on_text` returning `false` cancels.
+/// decoded text; `on_text` returning `false` cancels. An APE mode with
+/// `doubt` shows nothing until its first tokens are checked, and ends
+/// [`StopReason::Doubted`] when they fail ([`ApeParams::doubt`]).
 pub fn generate(
     session: &mut Session<'_>,
     mode: Mode,
@@ -586,7 +600,11 @@ pub fn generate(
 ) -> Result<Generated, EngineError> {
     let start = Instant::now();
     let timings = prefill(session, mode, ctx)?;
-    decode_answer(session, options, timings, start, on_text)
+    let doubt = match mode {
+        Mode::Ape(p) => p.doubt,
+        _ => None,
+    };
+    decode(session, options, doubt, timings, start, on_text)
 }
 
 /// The decoding half of [`generate`], after [`prefill`]: samples from the
@@ -598,17 +616,48 @@ pub fn decode_answer(
     start: Instant,
     on_text: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Generated, EngineError> {
+    decode(session, options, None, prefill, start, on_text)
+}
+
+/// Whether the answer's first tokens, of log-probabilities `logprobs`, are
+/// too unsure for `doubt` ([`ApeParams::doubt`]): their mean over the first
+/// [`ApeParams::DOUBT_TOKENS`] (all of a shorter answer) is below it. An
+/// empty answer is doubted: sequential prefill may find something to say.
+pub fn doubted(logprobs: &[f32], doubt: f32) -> bool {
+    let first = &logprobs[..logprobs.len().min(ApeParams::DOUBT_TOKENS)];
+    first.is_empty() || first.iter().sum::<f32>() / (first.len() as f32) < doubt
+}
+
+/// [`decode_answer`] with `mode`'s doubt check ([`generate`]'s decoding).
+pub fn decode(
+    session: &mut Session<'_>,
+    options: GenerateOptions,
+    doubt: Option<f32>,
+    prefill: PrefillTimings,
+    start: Instant,
+    on_text: &mut dyn FnMut(&str) -> bool,
+) -> Result<Generated, EngineError> {
     if options.attribution {
         session.start_attribution();
     }
     let mut sampler = options.sampling.sampler();
     let mut utf8 = Utf8Stream::default();
     let mut stops = StopScanner::new(options.stops);
-    let (mut text, mut tokens) = (String::new(), Vec::new());
+    let (mut text, mut tokens, mut logprobs) = (String::new(), Vec::new(), Vec::new());
+    // Text held back until the doubt check passes: None once shown.
+    let mut held = doubt.map(|_| String::new());
     let mut ttft = Duration::ZERO;
     let mut decode_start = Instant::now();
     let mut stop = StopReason::MaxTokens;
     let engine = session.engine();
+    // What the user sees: held back while the check is pending.
+    let mut show = |piece: &str, held: &mut Option<String>| match held {
+        Some(h) => {
+            h.push_str(piece);
+            true
+        }
+        None => piece.is_empty() || on_text(piece),
+    };
     while tokens.len() < options.max_tokens {
         let tok = session.sample(&mut sampler)?;
         if tokens.is_empty() {
@@ -619,12 +668,27 @@ pub fn decode_answer(
             stop = StopReason::EndOfTurn;
             break;
         }
+        logprobs.push(log_prob(session.logits()?, tok) as f32);
         tokens.push(tok);
         let (piece, ended) = stops.push(&utf8.push(&engine.token_bytes(tok)));
         text.push_str(&piece);
-        if !piece.is_empty() && !on_text(&piece) {
+        if !show(&piece, &mut held) {
             stop = StopReason::Cancelled;
             break;
+        }
+        if let (Some(d), Some(_)) = (doubt, &held) {
+            if tokens.len() >= ApeParams::DOUBT_TOKENS {
+                if doubted(&logprobs, d) {
+                    stop = StopReason::Doubted;
+                    break;
+                }
+                // Sure: the first text the user sees is shown now.
+                ttft = start.elapsed();
+                if !show(&held.take().unwrap_or_default(), &mut held) {
+                    stop = StopReason::Cancelled;
+                    break;
+                }
+            }
         }
         if ended {
             stop = StopReason::EndOfTurn;
@@ -634,7 +698,7 @@ pub fn decode_answer(
             session.eval(&[tok])?;
         }
     }
-    if !stops.ended {
+    if !stops.ended && stop != StopReason::Doubted {
         // Bytes of an unfinished character, then whatever was held back.
         let (mut rest, ended) = stops.push(&utf8.finish());
         if ended {
@@ -642,9 +706,20 @@ pub fn decode_answer(
         } else {
             rest.push_str(&stops.finish());
         }
-        if !rest.is_empty() {
-            on_text(&rest);
-            text.push_str(&rest);
+        text.push_str(&rest);
+        if let Some(h) = held.as_mut() {
+            h.push_str(&rest);
+            rest.clear();
+        }
+        show(&rest, &mut held);
+    }
+    if let (Some(d), Some(h)) = (doubt, held.take()) {
+        // An answer that ended before the check decides on what it has.
+        if stop != StopReason::Cancelled && doubted(&logprobs, d) {
+            stop = StopReason::Doubted;
+        } else if stop != StopReason::Doubted {
+            ttft = start.elapsed();
+            show(&h, &mut held);
         }
     }
     Ok(Generated {
@@ -655,6 +730,7 @@ pub fn decode_answer(
         ttft,
         decode: decode_start.elapsed(),
         attention_shares: session.attention_shares(),
+        logprobs,
     })
 }
 

@@ -111,11 +111,12 @@ impl Question {
         self.pattern().is_ok_and(|p| p.is_match(text))
     }
 
-    /// What a row's answer is reused for: the question, its file and its
-    /// scoring.
-    fn content_hash(&self) -> String {
+    /// What a row's answer is reused for: the question asked over its
+    /// folder. Not its pattern: a reused answer is scored again by the
+    /// pattern of the day, so a tightened pattern costs no re-answer.
+    fn asked_hash(&self) -> String {
         let mut h = blake3::Hasher::new();
-        for part in [&self.folder, &self.file, &self.question, &self.answer] {
+        for part in [&self.folder, &self.file, &self.question] {
             h.update(part.as_bytes());
             h.update(&[0]);
         }
@@ -200,6 +201,15 @@ pub struct Row {
     pub prompt_tokens: usize,
     /// States encoded for this answer (0 when states are cached, as timed).
     pub states_encoded: usize,
+    /// Each answer token's log-probability as it was drawn (greedy: its
+    /// logit's log-softmax): how sure the model was, for a confidence
+    /// check to be judged by.
+    #[serde(default)]
+    pub logprobs: Vec<f32>,
+    /// The setting's first tokens failed its doubt check: sequential
+    /// prefill answered (`logprobs` are then that answer's).
+    #[serde(default)]
+    pub doubted: bool,
     pub code: String,
 }
 
@@ -276,7 +286,7 @@ pub fn run(
             .collect();
         let missing = |q: &Question, have: &BTreeMap<(String, String), Row>| {
             keys.iter()
-                .any(|k| !have.contains_key(&(k.clone(), q.content_hash())))
+                .any(|k| !have.contains_key(&(k.clone(), q.asked_hash())))
         };
         if questions.iter().any(|q| missing(q, &have)) {
             let doing = format!("indexing {name}");
@@ -313,10 +323,11 @@ pub fn run(
                 if cancel.load(Ordering::Relaxed) {
                     return Err(DocsError::Cancelled);
                 }
-                let slot = (key.clone(), q.content_hash());
+                let slot = (key.clone(), q.asked_hash());
                 if let Some(row) = have.get(&slot) {
                     out.push(Row {
                         label: s.label.clone(),
+                        right: q.is_right(&row.answer),
                         ..row.clone()
                     });
                     continue;
@@ -351,9 +362,11 @@ pub fn run(
                     ttft_ms: a.ttft.as_secs_f64() * 1e3,
                     prompt_tokens: a.prompt_tokens,
                     states_encoded: a.states.encoded + a.states.rebuilt,
+                    logprobs: a.generated.logprobs,
+                    doubted: a.doubted,
                     code: super::code_version().to_string(),
                 };
-                let line = serde_json::json!({"hash": slot.1, "row": row});
+                let line = serde_json::json!({"asked": slot.1, "row": row});
                 writeln!(file, "{line}")
                     .and_then(|_| file.flush())
                     .map_err(|error| DocsError::Io {
@@ -408,12 +421,12 @@ fn index(ws: &mut Workspace<'_>, cancel: &AtomicBool) -> Result<(), WorkspaceErr
     Ok(())
 }
 
-/// Rows already made, by (key, question content); a torn last line from a
+/// Rows already made, by (key, question asked); a torn last line from a
 /// killed run is skipped.
 fn read_rows(path: &Path) -> Result<BTreeMap<(String, String), Row>, DocsError> {
     #[derive(Deserialize)]
     struct Line {
-        hash: String,
+        asked: String,
         row: Row,
     }
     let file = match std::fs::File::open(path) {
@@ -430,7 +443,7 @@ fn read_rows(path: &Path) -> Result<BTreeMap<(String, String), Row>, DocsError> 
         .lines()
         .map_while(Result::ok)
         .filter_map(|l| serde_json::from_str::<Line>(&l).ok())
-        .map(|l| ((l.row.key.clone(), l.hash), l.row))
+        .map(|l| ((l.row.key.clone(), l.asked), l.row))
         .collect())
 }
 
@@ -507,6 +520,82 @@ pub fn summarize(rows: &[Row], settings: &[Setting]) -> Vec<Summary> {
             }
         })
         .collect()
+}
+
+/// Draws `summary` (as [`summarize`] gives it) to an SVG at `path`: each
+/// setting's share answered right against its time-to-first-token speedup
+/// over the baseline (log scale), with the accuracy interval, labelled.
+/// The baseline's accuracy is a dashed line: a setting on or above it at a
+/// large speedup is what the default should be.
+pub fn chart(summary: &[Summary], subtitle: &str, path: &Path) -> Result<(), DocsError> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Debug| DocsError::Io {
+        path: path.to_path_buf(),
+        error: std::io::Error::other(format!("drawing: {e:?}")),
+    };
+    let points: Vec<&Summary> = summary
+        .iter()
+        .filter(|s| s.speedup.is_finite() && s.accuracy.value.is_finite())
+        .collect();
+    let x_max = points.iter().map(|s| s.speedup).fold(10.0, f64::max) * 2.0;
+    let y_lo = points.iter().map(|s| s.accuracy.lo).fold(1.0, f64::min) - 0.05;
+    let y_hi = points.iter().map(|s| s.accuracy.hi).fold(0.0, f64::max) + 0.05;
+    let root = SVGBackend::new(path, (960, 560)).into_drawing_area();
+    let body = crate::bench::chart::titled(
+        &root,
+        "Right on real documents: questions answered right vs time to first token",
+        subtitle,
+    )
+    .map_err(|e| err(&e))?;
+    let mut c = ChartBuilder::on(&body)
+        .margin(18)
+        .x_label_area_size(44)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0.7..x_max).log_scale(), y_lo.max(0.0)..y_hi.min(1.05))
+        .map_err(|e| err(&e))?;
+    let base = summary.first().map(|s| s.label.as_str()).unwrap_or("");
+    c.configure_mesh()
+        .x_desc(format!(
+            "time-to-first-token speedup over {base}, states cached (log scale)"
+        ))
+        .y_desc("share answered right (95 % CI, pages resampled)")
+        .light_line_style(TRANSPARENT)
+        .x_label_formatter(&|v| format!("{v:.0}×"))
+        .y_label_formatter(&|v| format!("{v:.2}"))
+        .draw()
+        .map_err(|e| err(&e))?;
+    if let Some(b) = summary.first() {
+        c.draw_series(DashedLineSeries::new(
+            vec![(0.7, b.accuracy.value), (x_max, b.accuracy.value)],
+            6,
+            4,
+            RGBColor(120, 120, 120).stroke_width(1),
+        ))
+        .map_err(|e| err(&e))?;
+    }
+    let colour = RGBColor(90, 120, 200);
+    for s in &points {
+        c.draw_series(std::iter::once(PathElement::new(
+            vec![(s.speedup, s.accuracy.lo), (s.speedup, s.accuracy.hi)],
+            colour.stroke_width(1),
+        )))
+        .map_err(|e| err(&e))?;
+        c.draw_series(std::iter::once(Circle::new(
+            (s.speedup, s.accuracy.value),
+            5,
+            colour.filled(),
+        )))
+        .map_err(|e| err(&e))?;
+        let label = format!("{} {}/{}", s.label, s.right, s.questions);
+        c.draw_series(std::iter::once(Text::new(
+            label,
+            (s.speedup, s.accuracy.value),
+            ("sans-serif", 13).into_font(),
+        )))
+        .map_err(|e| err(&e))?;
+    }
+    root.present().map_err(|e| err(&e))?;
+    Ok(())
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -612,6 +701,8 @@ mod tests {
             ttft_ms,
             prompt_tokens: 0,
             states_encoded: 0,
+            logprobs: Vec::new(),
+            doubted: false,
             code: String::new(),
         }
     }

@@ -484,7 +484,7 @@ fn rand_id() -> u64 {
 fn finish_reason(stop: StopReason) -> &'static str {
     match stop {
         StopReason::MaxTokens => "length",
-        StopReason::EndOfTurn | StopReason::Cancelled => "stop",
+        StopReason::EndOfTurn | StopReason::Cancelled | StopReason::Doubted => "stop",
     }
 }
 

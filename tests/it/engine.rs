@@ -817,6 +817,15 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
         };
         let answer = decode_answer(&mut s, opts, timings, t0, &mut |_| true).expect("generate");
         assert!(!answer.tokens.is_empty());
+        // Each answer token's log-probability, as the doubt check weighs
+        // it, is the teacher-forced one of that token.
+        s.rewind(question_end).expect("rewind");
+        let own: Vec<f32> = score_continuation(&mut s, &first, &answer.tokens)
+            .expect("score")
+            .into_iter()
+            .map(|x| x as f32)
+            .collect();
+        assert_eq!(answer.logprobs, own, "{mode}: log-probabilities as drawn");
         s.rewind(question_end).expect("rewind");
         let forced = score_continuation(&mut s, &first, &gold).expect("score");
         assert_eq!(direct, forced, "{mode}: identical cache, identical numbers");

@@ -3,6 +3,7 @@
 
 mod cli;
 mod common;
+mod doubt;
 mod engine;
 mod eval;
 mod formats;

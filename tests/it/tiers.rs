@@ -14,7 +14,7 @@ use ape_chat::workspace::{FolderOptions, Workspace};
 
 use crate::common::{embed_model_dir, ort_lib, tiny_model_path};
 
-fn engine(tiers: TierOptions) -> Engine {
+pub(crate) fn engine(tiers: TierOptions) -> Engine {
     let o = EngineOptions {
         threads: 2,
         ctx_tokens: 2048,
@@ -24,7 +24,7 @@ fn engine(tiers: TierOptions) -> Engine {
     Engine::load(&tiny_model_path(), o).expect("load")
 }
 
-fn open<'e>(engine: &'e Engine, folder: &Path, cache: &Path) -> Workspace<'e> {
+pub(crate) fn open<'e>(engine: &'e Engine, folder: &Path, cache: &Path) -> Workspace<'e> {
     let o = FolderOptions {
         chunk_tokens: 64,
         system_prompt: ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT.to_string(),
@@ -52,9 +52,9 @@ fn open<'e>(engine: &'e Engine, folder: &Path, cache: &Path) -> Workspace<'e> {
     ws
 }
 
-const QUESTION: &str = "How long are nightly snapshots kept?";
+pub(crate) const QUESTION: &str = "How long are nightly snapshots kept?";
 
-fn options() -> AskOptions {
+pub(crate) fn options() -> AskOptions {
     AskOptions {
         top_k: ape_chat::index::TopK::Best(3),
         files: Vec::new(),
