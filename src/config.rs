@@ -109,7 +109,12 @@ pub struct ApeSettings {
     pub focus: Option<u32>,
     /// Begin the answer again with sequential prefill when its first tokens'
     /// mean log-probability is below this (e.g. -0.5) [default: never].
-    #[arg(long, env = "APE_CHAT_DOUBT", value_name = "LOGPROB", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        env = "APE_CHAT_DOUBT",
+        value_name = "LOGPROB",
+        allow_hyphen_values = true
+    )]
     #[serde(
         skip_serializing_if = "Option::is_none",
         serialize_with = "shortest_opt"

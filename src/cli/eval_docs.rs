@@ -154,7 +154,7 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
     }
     let base = &settings[0].label;
     println!(
-        "{:<10} {:>7} {:>22} {:>24} {:>11} {:>11} {:>8} {:>9}",
+        "{:<10} {:>7} {:>22} {:>24} {:>11} {:>11} {:>8} {:>9} {:>7}",
         "setting",
         "right",
         "share [95% CI]",
@@ -162,11 +162,12 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
         "lost/gained",
         "median TTFT",
         "speedup",
-        "page read"
+        "page read",
+        "doubted"
     );
     for s in &summary {
         println!(
-            "{:<10} {:>7} {:>22} {:>24} {:>11} {:>9.2} s {:>7.1}× {:>8.0}%",
+            "{:<10} {:>7} {:>22} {:>24} {:>11} {:>9.2} s {:>7.1}× {:>8.0}% {:>7}",
             s.label,
             format!("{}/{}", s.right, s.questions),
             format!(
@@ -180,7 +181,8 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
             format!("{}/{}", s.lost, s.gained),
             s.median_ttft_ms / 1e3,
             s.speedup,
-            s.page_retrieved * 100.0
+            s.page_retrieved * 100.0,
+            s.doubted
         );
     }
     println!(

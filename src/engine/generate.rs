@@ -109,8 +109,8 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
             "doubt" => p.doubt = Some(v.parse().map_err(|e| bad(&e))?),
             _ => {
                 return Err(format!(
-                    "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, focus, doubt)"
-                ))
+                "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, focus, doubt)"
+            ))
             }
         }
     }

@@ -353,7 +353,9 @@ pub fn run(
                     id: q.id.clone(),
                     page: q.page(),
                     label: s.label.clone(),
-                    mode: a.mode.to_string(),
+                    // A doubted answer's mode is sequential's; the row keeps
+                    // the setting's, which asked first.
+                    mode: if a.doubted { s.mode } else { a.mode }.to_string(),
                     key: slot.0.clone(),
                     right: q.is_right(&a.generated.text),
                     answer: a.generated.text,
@@ -468,6 +470,8 @@ pub struct Summary {
     pub speedup: f64,
     /// Share of questions whose page was among the sources.
     pub page_retrieved: f64,
+    /// Answers begun again with sequential prefill by the doubt check.
+    pub doubted: usize,
 }
 
 /// Every setting's summary, paired against the first (`rows` as [`run`]
@@ -494,7 +498,8 @@ pub fn summarize(rows: &[Row], settings: &[Setting]) -> Vec<Summary> {
             Summary {
                 label: s.label.clone(),
                 mode: mine
-                    .first()
+                    .iter()
+                    .find(|r| !r.doubted)
                     .map(|r| r.mode.clone())
                     .unwrap_or_else(|| s.mode.to_string()),
                 questions: n,
@@ -517,6 +522,7 @@ pub fn summarize(rows: &[Row], settings: &[Setting]) -> Vec<Summary> {
                 speedup: base_ttft / ttft,
                 page_retrieved: mine.iter().filter(|r| r.page_retrieved).count() as f64
                     / n.max(1) as f64,
+                doubted: mine.iter().filter(|r| r.doubted).count(),
             }
         })
         .collect()

@@ -16,10 +16,7 @@ fn a_doubted_answer_is_sequentials_and_a_sure_one_the_cached_modes() {
     let e = engine(TierOptions::default());
     let mut ws = open(&e, sample, cache.path());
     let ape = ApeParams::new(0.8, 1.0);
-    let with = |mode| AskOptions {
-        mode,
-        ..options()
-    };
+    let with = |mode| AskOptions { mode, ..options() };
     let doubting = |d| {
         with(Mode::Ape(ApeParams {
             doubt: Some(d),
@@ -39,7 +36,10 @@ fn a_doubted_answer_is_sequentials_and_a_sure_one_the_cached_modes() {
     };
     let cached = ask(&with(Mode::Ape(ape)));
     let exact = ask(&with(Mode::Sequential));
-    assert_ne!(cached.generated.tokens, exact.generated.tokens, "a test that can tell them apart");
+    assert_ne!(
+        cached.generated.tokens, exact.generated.tokens,
+        "a test that can tell them apart"
+    );
     let first = &cached.generated.logprobs[..ApeParams::DOUBT_TOKENS];
     let mean = first.iter().sum::<f32>() / first.len() as f32;
     assert!(mean < 0.0, "{first:?}");
@@ -47,7 +47,13 @@ fn a_doubted_answer_is_sequentials_and_a_sure_one_the_cached_modes() {
     // Just below the first tokens' mean: sure, the cached answer.
     let sure = ask(&doubting(mean - 1e-3));
     assert!(!sure.doubted && sure.notes.is_empty(), "{:?}", sure.notes);
-    assert_eq!(sure.mode, Mode::Ape(ApeParams { doubt: Some(mean - 1e-3), ..ape }));
+    assert_eq!(
+        sure.mode,
+        Mode::Ape(ApeParams {
+            doubt: Some(mean - 1e-3),
+            ..ape
+        })
+    );
     assert_eq!(sure.generated.tokens, cached.generated.tokens);
 
     // Just above: doubted, and sequential prefill's answer, token for
@@ -84,6 +90,9 @@ fn the_check_weighs_the_first_tokens_mean_and_doubts_an_empty_answer() {
     assert!(!doubted(&lp, -0.2), "only the first {k} count");
     lp[0] = -1.0;
     assert!(doubted(&lp, -0.2 - 0.01));
-    assert!(!doubted(&[-0.3], -0.5), "a short answer decides on what it has");
+    assert!(
+        !doubted(&[-0.3], -0.5),
+        "a short answer decides on what it has"
+    );
     assert!(doubted(&[], -10.0));
 }
