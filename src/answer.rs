@@ -55,6 +55,7 @@ impl Quality {
         reread: Some(0),
         reread_window: None,
         reread_sentences: None,
+        reread_echo: None,
         focus: None,
         doubt: Some(-0.5),
     };
@@ -74,6 +75,7 @@ impl Quality {
         reread: Some(1),
         reread_window: Some(0),
         reread_sentences: None,
+        reread_echo: None,
         focus: None,
         doubt: None,
     };
@@ -504,6 +506,11 @@ pub fn ask(
         again.doubted = true;
         return Ok(again);
     }
+    if let Some(why) = &generated.prefill.echo_refused {
+        notes.push(format!(
+            "the best sentences were re-read, not echoed from their cached states ({why}): the answer took their prefill"
+        ));
+    }
     let rereading = generated.prefill.rereading;
     if engine.note_reread(|costs| reading.note(mode, rereading, costs)) {
         if let Some((from, took)) = engine.reread_costs().too_slow_from() {
@@ -669,12 +676,14 @@ fn plan(
     let (span, extra_cells) = match mode {
         Mode::Ape(p) if p.reread > 0 => {
             let k = (p.reread as usize).min(lengths.len());
-            match p.window as usize {
-                0 => (
+            match (p.window as usize, p.echo) {
+                (0, false) => (
                     lengths[..k].iter().sum::<usize>() + longest(&lengths[k..]),
                     0,
                 ),
-                w => {
+                // An echo keeps its chunk in the block, as a window does.
+                (w, _) => {
+                    let w = if w == 0 { usize::MAX } else { w };
                     let read: usize = lengths[..k].iter().map(|&n| n.min(w)).sum();
                     (read + longest(lengths), read)
                 }

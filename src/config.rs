@@ -103,6 +103,19 @@ pub struct ApeSettings {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reread_sentences: Option<bool>,
+    /// Echo the re-read text from its cached cells, moved right before the
+    /// question, instead of prefilling it: no prefill, the chunk stays in
+    /// the parallel block (`--reread-echo=false`: prefill it).
+    #[arg(
+        long,
+        env = "APE_CHAT_REREAD_ECHO",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reread_echo: Option<bool>,
     /// Each attention row keeps only its N strongest chunks [default: 0 = all].
     #[arg(long, env = "APE_CHAT_FOCUS", value_name = "N")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,6 +144,7 @@ impl ApeSettings {
             reread: self.reread.or(below.reread),
             reread_window: self.reread_window.or(below.reread_window),
             reread_sentences: self.reread_sentences.or(below.reread_sentences),
+            reread_echo: self.reread_echo.or(below.reread_echo),
             focus: self.focus.or(below.focus),
             doubt: self.doubt.or(below.doubt),
         }
@@ -145,6 +159,7 @@ impl ApeSettings {
             reread: self.reread.unwrap_or(d.reread),
             window: self.reread_window.unwrap_or(d.window),
             sentences: self.reread_sentences.unwrap_or(d.sentences),
+            echo: self.reread_echo.unwrap_or(d.echo),
             focus: self.focus.unwrap_or(d.focus),
             doubt: self.doubt.or(d.doubt),
         };
@@ -399,6 +414,11 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # reread_sentences = false
 # focus = 0
 
+# Echo the re-read text from its cached states instead of prefilling it:
+# its cells are copied right before the question and moved to those
+# positions, so it costs no prefill.  [APE_CHAT_REREAD_ECHO]
+# reread_echo = false
+
 # Doubt: when the answer's first tokens from cached states have a mean
 # log-probability below this, begin again with sequential prefill (only
 # those answers pay for it). Unset: never.  [APE_CHAT_DOUBT]
@@ -532,6 +552,7 @@ mod tests {
                 reread: Some(1),
                 reread_window: None,
                 reread_sentences: None,
+                reread_echo: None,
                 focus: None,
                 doubt: None,
             },
@@ -635,6 +656,7 @@ mod tests {
                 reread: Some(1),
                 reread_window: Some(1),
                 reread_sentences: Some(true),
+                reread_echo: Some(true),
                 focus: Some(1),
                 doubt: Some(-1.0),
             },
@@ -642,7 +664,7 @@ mod tests {
         };
         let keys = serde_json::to_value(all).expect("json");
         let keys = keys.as_object().expect("object");
-        assert_eq!(keys.len(), 8);
+        assert_eq!(keys.len(), 9);
         for k in keys.keys() {
             assert!(TEMPLATE.contains(&format!("\n# {k} = ")), "{k}");
             assert!(all.has(k) && !ModelConfig::default().has(k), "{k}");

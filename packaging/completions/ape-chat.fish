@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= focus= doubt= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= reread-echo= focus= doubt= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -39,6 +39,8 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l scale-ape -d 'APE sca
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
+false\t''"
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
@@ -155,6 +157,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread -d 'Re
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
+false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
@@ -192,6 +196,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l scale-ap
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
+false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
@@ -328,6 +334,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread -d 'R
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
+false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
@@ -424,6 +432,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
+false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -449,6 +459,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
+false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
@@ -483,6 +495,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
+false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
@@ -552,6 +566,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
+false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
@@ -600,6 +616,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
 false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
+false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
@@ -646,6 +664,8 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l reread -d 'Re-read the N best chunks sequentially before the question (costs their prefill) [default: 0, or what is shipped for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l reread-window -d 'Re-read only the best N-token window of each re-read chunk, keeping the whole chunk in the parallel block [default: 0 = whole chunks]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l reread-sentences -d 'Make the re-read window whole sentences, as many as fit in its N tokens (`--reread-sentences=false`: any run of N tokens)' -r -f -a "true\t''
+false\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l reread-echo -d 'Echo the re-read text from its cached cells, moved right before the question, instead of prefilling it: no prefill, the chunk stays in the parallel block (`--reread-echo=false`: prefill it)' -r -f -a "true\t''
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r

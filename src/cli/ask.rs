@@ -223,16 +223,17 @@ fn location_json(p: &Place) -> serde_json::Value {
 fn print_json(a: &Answer) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let g = &a.generated;
-    let (t, s, reread, window, sentences, focus) = match a.mode {
+    let (t, s, reread, window, sentences, echo, focus) = match a.mode {
         Mode::Ape(p) => (
             Some(decimal(p.temperature)),
             Some(decimal(p.scale)),
             Some(p.reread),
             Some(p.window),
             Some(p.sentences),
+            Some(p.echo),
             Some(p.focus),
         ),
-        _ => (None, None, None, None, None, None),
+        _ => (None, None, None, None, None, None, None),
     };
     writeln!(
         out,
@@ -262,6 +263,7 @@ fn print_json(a: &Answer) -> anyhow::Result<()> {
         json!({
             "type": "stats", "mode": a.mode.name(), "temperature_ape": t, "scale_ape": s,
             "reread": reread, "reread_window": window, "reread_sentences": sentences,
+            "reread_echo": echo,
             "focus": focus, "doubt": match a.mode { Mode::Ape(p) => p.doubt, _ => None },
             "doubted": a.doubted,
             "retrieval_ms": ms(a.retrieval), "state_prep_ms": ms(a.state_prep),

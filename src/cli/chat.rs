@@ -256,10 +256,12 @@ fn folder_events(events: Receiver<FolderEvent>, tx: Sender<Msg>) {
 fn status_mode(setting: &str, mode: &Mode) -> String {
     match mode {
         Mode::Ape(p) if p.reread > 0 && p.window > 0 => format!(
-            "{setting} ({}-token re-read{})",
+            "{setting} ({}-token {}{})",
             p.window,
+            if p.echo { "echo" } else { "re-read" },
             if p.sentences { ", sentences" } else { "" }
         ),
+        Mode::Ape(p) if p.reread > 0 && p.echo => format!("{setting} (whole echo)"),
         Mode::Ape(p) if p.reread > 0 => format!("{setting} (whole re-read)"),
         _ => setting.to_string(),
     }
@@ -287,6 +289,17 @@ mod tests {
         );
         assert_eq!(shown(&ape(1, 32, false)), "balanced (32-token re-read)");
         assert_eq!(shown(&ape(1, 0, false)), "balanced (whole re-read)");
+        let echo = |window| {
+            Mode::Ape(ApeParams {
+                reread: 1,
+                window,
+                sentences: true,
+                echo: true,
+                ..ApeParams::DEFAULT
+            })
+        };
+        assert_eq!(shown(&echo(48)), "balanced (48-token echo, sentences)");
+        assert_eq!(shown(&echo(0)), "balanced (whole echo)");
         assert_eq!(shown(&ape(0, 48, true)), "balanced", "no re-read");
         assert_eq!(status_mode("exact", &Mode::Sequential), "exact");
     }

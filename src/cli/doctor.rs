@@ -9,7 +9,8 @@ use serde::Serialize;
 use super::style::{bold, dim, mark};
 use super::ModelArgs;
 use crate::engine::check::{
-    self, ApeMathReport, ExactnessReport, PlacementReport, SAMPLE_CHUNKS, SAMPLE_QUESTION,
+    self, ApeMathReport, EchoReport, ExactnessReport, PlacementReport, SAMPLE_CHUNKS,
+    SAMPLE_QUESTION,
 };
 use crate::engine::prompt::Template;
 use crate::engine::prompt::DEFAULT_SYSTEM_PROMPT;
@@ -60,6 +61,8 @@ struct Report {
     ape_math_callback: Option<Outcome<ApeMathReport>>,
     /// States written into the KV tensors vs llama.cpp's restore.
     placement: Option<Outcome<PlacementReport>>,
+    /// An echoed window vs llama.cpp's own read of it, moved.
+    echo: Option<Outcome<EchoReport>>,
     memory: Memory,
     /// The shared state store, when one is configured.
     state_store: Option<Outcome<StoreCheck>>,
@@ -121,6 +124,7 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let ape_math_callback = checked.then(|| ape_math(&engine, &layout, EditPath::Callback));
     let ape_math = checked.then(|| ape_math(&engine, &layout, EditPath::Softmax));
     let placement = checked.then(|| placement(&engine, &layout, args.steps));
+    let echo = checked.then(|| echo(&engine, &layout, args.steps));
     let memory = memory(&engine);
     let state_store = args
         .state_store
@@ -131,7 +135,8 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         && passed(&exactness)
         && passed(&ape_math)
         && passed(&ape_math_callback)
-        && passed(&placement);
+        && passed(&placement)
+        && passed(&echo);
     let report = Report {
         model: engine.path().display().to_string(),
         info: engine.info().clone(),
@@ -143,6 +148,7 @@ pub fn run(model: &ModelArgs, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ape_math,
         ape_math_callback,
         placement,
+        echo,
         memory,
         state_store,
         ok,
@@ -275,6 +281,38 @@ fn placement(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Pl
     }
 }
 
+/// The echo `balanced` reads its best sentences with: bit for bit what
+/// llama.cpp makes of the window moved by its own position shift, and its
+/// K what the window read at those positions has, to rounding (a tenth of
+/// what no shift gives). A model or cache that cannot echo (a quantized K,
+/// positions that cannot shift) passes: its answers prefill the window.
+fn echo(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<EchoReport> {
+    let params = ApeParams::new(0.8, 0.8);
+    match check::echo(
+        engine,
+        layout,
+        &SAMPLE_CHUNKS,
+        SAMPLE_QUESTION,
+        params,
+        4..16,
+        steps,
+    ) {
+        Ok(r) => Outcome {
+            passed: r.echo_vs_moved <= EXACT_TOL
+                && r.none_vs_echo > EXACT_TOL
+                && r.k_echo_vs_live * 10.0 < r.k_unshifted_vs_live,
+            result: Some(r),
+            error: None,
+        },
+        Err(crate::engine::EngineError::EchoUnsupported(why)) => Outcome {
+            passed: true,
+            result: None,
+            error: Some(format!("not used here: {why}")),
+        },
+        Err(e) => failed(e),
+    }
+}
+
 fn memory(engine: &Engine) -> Memory {
     // The tiers are made with the first context; the checks above made
     // one unless APE is unsupported (where no context means no tiers).
@@ -385,6 +423,24 @@ fn print_report(r: &Report) {
                 x.steps
             ),
             (_, Some(e)) => println!("{} placement check failed: {e}", mark(false)),
+            _ => {}
+        }
+    }
+    if let Some(o) = &r.echo {
+        match (&o.result, &o.error) {
+            (Some(x), _) => {
+                println!(
+                    "{} an echoed window (cached cells moved before the question) vs llama.cpp's own read of it moved there: max |Δlogit| = {:e} over {} steps",
+                    mark(o.passed),
+                    x.echo_vs_moved,
+                    x.steps
+                );
+                println!(
+                    "  its K vs the window read at those positions: {:.1e} of the largest (left unshifted: {:.2})",
+                    x.k_echo_vs_live, x.k_unshifted_vs_live
+                );
+            }
+            (_, Some(e)) => println!("{} echo: {e}", mark(o.passed)),
             _ => {}
         }
     }

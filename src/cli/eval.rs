@@ -275,7 +275,7 @@ fn print_settings(
     for m in modes {
         match m {
             Mode::Ape(p) => println!(
-                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) window={} ({}) sentences={} ({}) focus={} ({})",
+                "  {:<11} T={} ({}) S={} ({}) reread={} ({}) window={} ({}) sentences={} ({}) echo={} ({}) focus={} ({})",
                 m.name(),
                 p.temperature,
                 from(p.temperature == base.temperature, "temperature_ape"),
@@ -287,6 +287,8 @@ fn print_settings(
                 from(p.window == base.window, "reread_window"),
                 p.sentences,
                 from(p.sentences == base.sentences, "reread_sentences"),
+                p.echo,
+                from(p.echo == base.echo, "reread_echo"),
                 p.focus,
                 from(p.focus == base.focus, "focus")
             ),

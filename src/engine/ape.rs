@@ -37,6 +37,13 @@ pub struct ApeParams {
     /// tokens: the answer's sentence is read whole or not at all.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sentences: bool,
+    /// The re-read text is not prefilled but echoed: its cached cells are
+    /// copied right before the question and shifted to those positions
+    /// (`Session::echo`), the chunk staying in the block. Costs no prefill;
+    /// the echoed tokens hold what their chunk alone gave them, not what a
+    /// re-read with the block in view would.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub echo: bool,
     /// Each query row (token, head, layer) attends only to the `focus`
     /// chunks it gives the most attention mass, the rest drop out of its
     /// softmax (0: all chunks). Free; ties keep every tied chunk.
@@ -73,6 +80,7 @@ impl ApeParams {
             reread: 0,
             window: 0,
             sentences: false,
+            echo: false,
             focus: 0,
             doubt: None,
         }

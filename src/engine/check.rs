@@ -204,6 +204,138 @@ pub struct PlacementCase {
     pub max_abs_diff: f32,
 }
 
+/// Result of the echo check ([`echo`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct EchoReport {
+    /// The echoed tokens of the last chunk.
+    pub window: std::ops::Range<usize>,
+    pub steps: usize,
+    /// max |Δlogit| between the echo (cells copied, claimed and moved) and
+    /// llama.cpp decoding the window itself and moving it with
+    /// `llama_memory_seq_add`, over the same cells: 0 when the echo is
+    /// exactly what llama.cpp's own path makes.
+    pub echo_vs_moved: f32,
+    /// max |ΔK| / max |K| over every layer between the echo's cells and the
+    /// window decoded live at the echo's positions: rounding only (RoPE at
+    /// other positions, carried through the layers), when the shift goes
+    /// where it should.
+    pub k_echo_vs_live: f32,
+    /// The same for the echo left at the window's own positions: what a
+    /// shift that never happened gives, which the check must tell apart.
+    pub k_unshifted_vs_live: f32,
+    /// max |Δlogit| between the echo and no window at all: the window
+    /// changes the answer, so `echo_vs_moved` says something.
+    pub none_vs_echo: f32,
+}
+
+/// Check 4: an echoed window ([`Session::echo`]) is what llama.cpp's own
+/// path makes of the window's tokens read after the prefix and their
+/// chunk's first tokens, then moved right before the question: the chunks
+/// loaded side by side under APE `params`, the last chunk's `window`
+/// echoed, the question and `steps` greedy tokens, against the window
+/// decoded by llama.cpp in a sequence of its own and moved by its
+/// `llama_memory_seq_add` (bit for bit), and against the window decoded
+/// at the echo's positions (its K, to rounding).
+pub fn echo(
+    engine: &Engine,
+    layout: &PromptLayout,
+    chunk_texts: &[&str],
+    question: &str,
+    params: ApeParams,
+    window: std::ops::Range<usize>,
+    steps: usize,
+) -> Result<EchoReport, EngineError> {
+    // Room for the references, which decode the prefix and the chunk again
+    // before they drop all but the window.
+    let room = layout.prefix.len()
+        + chunk_texts
+            .last()
+            .map_or(0, |t| layout.chunk(engine, t).len());
+    let Encoded {
+        mut s,
+        prefix,
+        chunks,
+        q,
+    } = encoded(engine, layout, chunk_texts, question, steps + room)?;
+    let refs: Vec<&ChunkState> = chunks.iter().collect();
+    let last = refs.len().saturating_sub(1);
+    let tokens = refs
+        .last()
+        .map(|c| c.tokens.clone())
+        .ok_or_else(|| EngineError::StateMismatch("no chunk to echo".into()))?;
+    let used = prefix.tokens.len() + refs.iter().map(|c| c.tokens.len()).sum::<usize>();
+    // The question's and the answer's cells, left free before the window.
+    let room = 2 * (q.len() + steps) + 1;
+    #[derive(Clone, Copy, PartialEq)]
+    enum Way {
+        Echo,
+        Unshifted,
+        Moved,
+        Live,
+        None,
+    }
+    // The references choose the window's cells; the echo is put in the
+    // same ones, so that both compute over the same cells.
+    let mut cells: std::ops::Range<usize> = 0..0;
+    let mut once = |way: Way, forced: Option<&[TokenId]>| {
+        s.load_parallel(&prefix, &refs)?;
+        let gap = cells.start.saturating_sub(used);
+        match way {
+            Way::Echo => s.echo_with(last, window.clone(), true, gap)?,
+            Way::Unshifted => s.echo_with(last, window.clone(), false, gap)?,
+            Way::Moved | Way::Live => {
+                cells = s.load_echo_reference(
+                    &prefix,
+                    &tokens,
+                    window.clone(),
+                    way == Way::Moved,
+                    room,
+                )?
+            }
+            Way::None => {}
+        }
+        s.set_ape(Some(params))?;
+        let out = continue_after(&mut s, &q, steps, forced)?;
+        let k = match way {
+            Way::None => Vec::new(),
+            _ => s.k_values(cells.clone())?,
+        };
+        Ok::<_, EngineError>((out.0, out.1, k))
+    };
+    let (moved, greedy, _) = once(Way::Moved, None)?;
+    let (echoed, _, k_echo) = once(Way::Echo, Some(&greedy))?;
+    let (_, _, k_live) = once(Way::Live, Some(&greedy))?;
+    let (_, _, k_unshifted) = once(Way::Unshifted, Some(&greedy))?;
+    let (none, _, _) = once(Way::None, Some(&greedy))?;
+    Ok(EchoReport {
+        window,
+        steps,
+        echo_vs_moved: max_diff(&echoed, &moved),
+        k_echo_vs_live: relative_diff(&k_echo, &k_live),
+        k_unshifted_vs_live: relative_diff(&k_unshifted, &k_live),
+        none_vs_echo: max_diff(&none, &echoed),
+    })
+}
+
+/// max over layers of max |a − b| / max |b|.
+fn relative_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let scale = y.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            let d = x
+                .iter()
+                .zip(y)
+                .fold(0.0f32, |m, (p, q)| m.max((p - q).abs()));
+            if scale > 0.0 {
+                d / scale
+            } else {
+                d
+            }
+        })
+        .fold(0.0, f32::max)
+}
+
 /// Texts and question used when the caller brings none (doctor).
 pub const SAMPLE_CHUNKS: [&str; 3] = [
     "The Larkspur Bridge opened in 1931 after six years of construction. It spans the \

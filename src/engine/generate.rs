@@ -105,11 +105,18 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
                     _ => return Err(bad(&"0 or 1")),
                 }
             }
+            "echo" => {
+                p.echo = match v {
+                    "1" => true,
+                    "0" => false,
+                    _ => return Err(bad(&"0 or 1")),
+                }
+            }
             "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
             "doubt" => p.doubt = Some(v.parse().map_err(|e| bad(&e))?),
             _ => {
                 return Err(format!(
-                "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, focus, doubt)"
+                "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, echo, focus, doubt)"
             ))
             }
         }
@@ -127,8 +134,14 @@ impl fmt::Display for Mode {
                     write!(f, ", re-read {}", p.reread)?;
                     match (p.window, p.sentences) {
                         (0, _) => {}
-                        (w, false) => write!(f, " (window {w})")?,
-                        (w, true) => write!(f, " (window {w}, sentences)")?,
+                        (w, false) => write!(f, " (window {w}")?,
+                        (w, true) => write!(f, " (window {w}, sentences")?,
+                    }
+                    match (p.window, p.echo) {
+                        (0, false) => {}
+                        (0, true) => f.write_str(" (echoed)")?,
+                        (_, false) => f.write_str(")")?,
+                        (_, true) => f.write_str(", echoed)")?,
                     }
                 }
                 if p.focus > 0 {
@@ -266,6 +279,10 @@ pub struct PrefillTimings {
     /// lists, and its share is the sum ([`PrefillTimings::shares_by_chunk`]).
     #[serde(skip)]
     pub reread: Vec<usize>,
+    /// Why an echo was asked for and the window prefilled instead
+    /// ([`EngineError::EchoUnsupported`]).
+    #[serde(skip)]
+    pub echo_refused: Option<String>,
 }
 
 impl PrefillTimings {
@@ -369,18 +386,20 @@ pub fn prefill(
         Mode::Ape(p) => &ctx.ranking[..(p.reread as usize).min(ctx.ranking.len())],
         _ => &[],
     };
-    // A windowed re-read keeps its chunks in the block (and their shares).
+    // A windowed re-read keeps its chunks in the block (and their shares),
+    // as does an echo, which copies cells the block holds.
     let window = match mode {
         Mode::Ape(p) => p.window as usize,
         _ => 0,
     };
+    let echo = matches!(mode, Mode::Ape(p) if p.echo);
     // Chunks whose attention shares are measured, in the order the hook
     // sees them: every chunk read sequentially, or the parallel block.
     let measured: Vec<usize> = match mode {
         Mode::Sequential => ctx.best_last(),
         Mode::SequentialStored => (0..ctx.chunks.len()).collect(),
         _ => (0..ctx.chunks.len())
-            .filter(|i| window > 0 || !reread.contains(i))
+            .filter(|i| window > 0 || echo || !reread.contains(i))
             .collect(),
     };
     let in_order =
@@ -409,6 +428,7 @@ pub fn prefill(
     let engine = session.engine();
     let ends = |t: TokenId| ends_sentence(&engine.token_bytes(t));
     let t2 = Instant::now();
+    let mut echo_refused = None;
     for &i in reread.iter().rev() {
         let tokens = &ctx.chunks[i].tokens;
         let read = match window {
@@ -416,6 +436,13 @@ pub fn prefill(
             w if sentences => best_sentences(tokens, ctx.question, &all, w, &ends),
             w => best_window(tokens, ctx.question, &all, w),
         };
+        if let Some(at) = measured.iter().position(|&j| j == i).filter(|_| echo) {
+            match session.echo(at, read.clone()) {
+                Ok(()) => continue,
+                Err(EngineError::EchoUnsupported(why)) => echo_refused = Some(why),
+                Err(e) => return Err(e),
+            }
+        }
         session.feed_reread(&tokens[read])?;
     }
     let rereading = match reread {
@@ -433,6 +460,7 @@ pub fn prefill(
         rereading,
         measured,
         reread: reread.iter().rev().copied().collect(),
+        echo_refused,
     })
 }
 

@@ -116,6 +116,11 @@ impl KvCache {
         })
     }
 
+    /// Layers the cache holds.
+    pub fn layers(&self) -> usize {
+        self.k.len()
+    }
+
     /// Cells the cache holds.
     pub fn cells(&self) -> usize {
         self.cells
@@ -214,6 +219,125 @@ impl KvCache {
             }
         }
         Ok(())
+    }
+
+    /// Copies the K and V of cells `src..src + n` to the free cells
+    /// `dst..dst + n`, every layer, byte for byte (through host memory, so
+    /// it works on any backend). Claims nothing: the caller claims `dst`
+    /// with the positions it wants. Refused, with nothing written, where
+    /// either range lies outside the cache or they overlap.
+    pub fn copy_cells(&self, src: usize, dst: usize, n: usize) -> Result<(), String> {
+        if src.max(dst) + n > self.cells {
+            return Err(format!(
+                "cells {src}..{} to {dst}..{} lie beyond the cache's {}",
+                src + n,
+                dst + n,
+                self.cells
+            ));
+        }
+        if src < dst + n && dst < src + n {
+            return Err(format!(
+                "cells {src}..{} overlap {dst}..{}",
+                src + n,
+                dst + n
+            ));
+        }
+        let mut buf = Vec::new();
+        for (t, transposed) in self
+            .k
+            .iter()
+            .map(|&k| (k, false))
+            .chain(self.v.iter().map(|&v| (v, self.v_trans)))
+        {
+            // SAFETY: live storage tensors (module invariant); plain queries
+            // of ggml's type table.
+            let (row_bytes, elem_bytes, rows) = unsafe {
+                let tr = t.as_ref();
+                (
+                    sys::ggml_row_size(tr.type_, tr.ne[0]),
+                    sys::ggml_type_size(tr.type_),
+                    tr.ne[0] as usize,
+                )
+            };
+            // SAFETY: the ranges were checked against the cell dimension
+            // above, every offset and size below stays inside the storage
+            // tensor, and `buf` holds exactly the bytes moved.
+            unsafe {
+                if transposed {
+                    // Row `j` of the tensor holds element `j` of every cell.
+                    let (size, pitch) = (n * elem_bytes, self.cells * elem_bytes);
+                    buf.resize(rows * size, 0u8);
+                    let p = buf.as_mut_ptr().cast();
+                    sys::ggml_backend_tensor_get_2d(
+                        t.as_ptr(),
+                        p,
+                        src * elem_bytes,
+                        size,
+                        rows,
+                        pitch,
+                        size,
+                    );
+                    sys::ggml_backend_tensor_set_2d(
+                        t.as_ptr(),
+                        p,
+                        dst * elem_bytes,
+                        size,
+                        rows,
+                        pitch,
+                        size,
+                    );
+                } else {
+                    buf.resize(n * row_bytes, 0u8);
+                    let p = buf.as_mut_ptr().cast();
+                    sys::ggml_backend_tensor_get(t.as_ptr(), p, src * row_bytes, n * row_bytes);
+                    sys::ggml_backend_tensor_set(t.as_ptr(), p, dst * row_bytes, n * row_bytes);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Layer `l`'s K of cells `cells`, as f32 (an f16 or f32 cache; `None`
+    /// for a quantized one): what the checks read back.
+    pub fn k_values(&self, l: usize, cells: std::ops::Range<usize>) -> Option<Vec<f32>> {
+        let t = *self.k.get(l)?;
+        if cells.end > self.cells {
+            return None;
+        }
+        // SAFETY: a live storage tensor (module invariant); the range was
+        // checked against its cell dimension.
+        unsafe {
+            let tr = t.as_ref();
+            let (row_bytes, n) = (sys::ggml_row_size(tr.type_, tr.ne[0]), cells.len());
+            let mut buf = vec![0u8; n * row_bytes];
+            sys::ggml_backend_tensor_get(
+                t.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                cells.start * row_bytes,
+                buf.len(),
+            );
+            match tr.type_ {
+                sys::GGML_TYPE_F32 => Some(
+                    buf.chunks_exact(4)
+                        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                        .collect(),
+                ),
+                sys::GGML_TYPE_F16 => Some(
+                    buf.chunks_exact(2)
+                        .map(|b| sys::ggml_fp16_to_fp32(u16::from_le_bytes([b[0], b[1]])))
+                        .collect(),
+                ),
+                _ => None,
+            }
+        }
+    }
+
+    /// Whether K is stored unquantized, so that llama.cpp's K shift rotates
+    /// the cells it moves and leaves every other cell's bytes as they were
+    /// (a quantized K is dequantized, rotated and requantized whole).
+    pub fn k_is_float(&self) -> bool {
+        // SAFETY: a live storage tensor (module invariant).
+        !unsafe { sys::ggml_is_quantized(self.k[0].as_ref().type_) }
     }
 
     /// Copies a checked section from host memory at `src` into its cells:

@@ -100,6 +100,10 @@ pub enum EngineError {
     ApeUnsupported(String),
     #[error("APE attention check failed while decoding: {0}")]
     ApeFault(String),
+    /// A window cannot be echoed here (a quantized K, positions that cannot
+    /// shift, a cache placement cannot address): it is prefilled instead.
+    #[error("the re-read window cannot be echoed here: {0}")]
+    EchoUnsupported(String),
     #[error("llama.cpp rejected the {0} KV state")]
     StateRestore(String),
     #[error("{0}")]

@@ -33,7 +33,9 @@ use super::state::{ChunkState, PrefixId, PrefixState};
 use super::{Engine, EngineError, TokenId};
 
 const SEQ_MAIN: i32 = 0;
-/// Only for [`Session::load_alone_reference`].
+/// Cells on their way to the main sequence: the PCW reference
+/// ([`Session::load_alone_reference`]) and an echo before its shift
+/// ([`Session::echo`]).
 const SEQ_ASIDE: i32 = 1;
 
 /// Where APE's edit of the chunk logits runs.
@@ -620,6 +622,217 @@ impl<'e> Session<'e> {
             layout.tail.push(start..end);
         }
         Ok(())
+    }
+
+    /// The re-read of a window without its prefill: tokens `window` of the
+    /// block's chunk `chunk` (load order) are copied from their cached
+    /// cells to the cells after what the session holds, and moved to the
+    /// next positions by llama.cpp's own K shift (`llama_memory_seq_add`,
+    /// applied before the next decode), so they sit right before the
+    /// question, as a re-read window does. What they hold is what the chunk
+    /// read alone after the prefix, not what a re-read would compute with
+    /// the block in view: that is the saving and the difference.
+    ///
+    /// Needs a parallel load, a cache placement can address, a K stored
+    /// unquantized (a quantized K is requantized whole by a shift) and a
+    /// model whose positions can shift; otherwise
+    /// [`EngineError::EchoUnsupported`] and nothing changed, so a caller
+    /// can feed the window instead.
+    pub fn echo(&mut self, chunk: usize, window: Range<usize>) -> Result<(), EngineError> {
+        self.echo_cells(chunk, window, true, 0)
+    }
+
+    /// [`Self::echo`] for `check::echo`: its cells `gap` cells further on
+    /// (where [`Self::load_echo_reference`] decodes the window, so that
+    /// both compute over the same cells), and `shift` false leaves them at
+    /// the window's own positions among the block's (the control a right
+    /// shift is told from).
+    pub(crate) fn echo_with(
+        &mut self,
+        chunk: usize,
+        window: Range<usize>,
+        shift: bool,
+        gap: usize,
+    ) -> Result<(), EngineError> {
+        self.echo_cells(chunk, window, shift, gap)
+    }
+
+    fn echo_cells(
+        &mut self,
+        chunk: usize,
+        window: Range<usize>,
+        shift: bool,
+        gap: usize,
+    ) -> Result<(), EngineError> {
+        let bad = |e: String| EngineError::StateMismatch(format!("echoed window: {e}"));
+        let (p, src) = {
+            let layout = self
+                .hook_ref()
+                .layout
+                .as_ref()
+                .filter(|l| l.parallel)
+                .ok_or_else(|| bad("no parallel block is loaded".into()))?;
+            let (b0, b1) = match layout.bounds.get(chunk..chunk + 2) {
+                Some(&[b0, b1]) => (b0, b1),
+                _ => return Err(bad(format!("no chunk {chunk} in the block"))),
+            };
+            if window.is_empty() || window.end > b1 - b0 {
+                return Err(bad(format!("tokens {window:?} of a chunk of {}", b1 - b0)));
+            }
+            // Chunk cells start at the prefix end, where cell and position agree.
+            let p = layout.cols.start;
+            (p, p + b0 + window.start)
+        };
+        let n = window.len();
+        self.ensure_room(self.used_cells + gap + n)?;
+        let kv = self.kv().map_err(EngineError::EchoUnsupported)?;
+        if !kv.k_is_float() {
+            return Err(EngineError::EchoUnsupported(
+                "a quantized K cache cannot shift cells alone".into(),
+            ));
+        }
+        // SAFETY: the live context's memory; a plain query.
+        let can_shift = unsafe {
+            super::raw_params::context_ptr(&self.ctx)
+                .is_some_and(|c| sys::llama_memory_can_shift(sys::llama_get_memory(c.as_ptr())))
+        };
+        if !can_shift {
+            return Err(EngineError::EchoUnsupported(
+                "this model's positions cannot be shifted".into(),
+            ));
+        }
+        let dst = self.used_cells + gap;
+        kv.copy_cells(src, dst, n).map_err(bad)?;
+        let from = (p + window.start) as i32;
+        let positions: Vec<i32> = (from..from + n as i32).collect();
+        if !shift {
+            kv.claim(SEQ_MAIN, dst, &positions).map_err(bad)?;
+            self.used_cells += gap + n;
+            self.note_tail(gap, dst..dst + n);
+            return Ok(());
+        }
+        // Claimed aside at the positions their K was rotated for, shifted
+        // there (only the aside sequence's cells move), then given to the
+        // main sequence.
+        kv.claim(SEQ_ASIDE, dst, &positions).map_err(bad)?;
+        let end = Some(from as u32 + n as u32);
+        self.ctx
+            .kv_cache_seq_add(SEQ_ASIDE, Some(from as u32), end, self.next_pos - from)
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        let moved = Some((self.next_pos + n as i32) as u32);
+        self.ctx
+            .kv_cache_seq_cp(SEQ_ASIDE, SEQ_MAIN, Some(self.next_pos as u32), moved)
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        self.ctx
+            .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
+            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        self.next_pos += n as i32;
+        self.used_cells += gap + n;
+        self.note_tail(gap, dst..dst + n);
+        Ok(())
+    }
+
+    /// Adds echoed cells to the layout's re-read tail, which must stay
+    /// contiguous with the block: cells a gap away (the check's) are left
+    /// out, as the references' are.
+    fn note_tail(&mut self, gap: usize, cells: Range<usize>) {
+        if let (0, Some(layout)) = (gap, self.hook().layout.as_mut()) {
+            layout.tail.push(cells);
+        }
+    }
+
+    /// The references for [`Self::echo`] (`check::echo`), made by
+    /// llama.cpp alone: after a parallel load, the prefix and `chunk` are
+    /// decoded in a sequence of their own (seeing nothing of the block),
+    /// the window's cells then given to the main sequence and the rest
+    /// dropped. `moved`: decoded at their own positions and moved by
+    /// llama.cpp's `llama_memory_seq_add` to the echo's (what an echo must
+    /// equal bit for bit over the same cells); else decoded at the echo's
+    /// positions directly (what the shift stands for: equal to rounding,
+    /// attention seeing only relative positions). Nothing is copied.
+    ///
+    /// The decode starts at a cell that is a multiple of 256, as the
+    /// chunk's encoding started at cell 0, so that the sums over cells run
+    /// in the same SIMD lanes and round alike; the cells up to there are
+    /// held by placeholders the decode cannot see, dropped after it, and
+    /// at least `room` cells (the question's and the answer's) are left
+    /// free before the window. Returns the window's cells.
+    pub(crate) fn load_echo_reference(
+        &mut self,
+        prefix: &PrefixState,
+        chunk: &[TokenId],
+        window: Range<usize>,
+        moved: bool,
+        room: usize,
+    ) -> Result<Range<usize>, EngineError> {
+        let p = prefix.tokens.len() as i32;
+        let target = self.next_pos;
+        let start = if moved {
+            0
+        } else {
+            target - p - window.start as i32
+        };
+        if window.is_empty() || window.end > chunk.len() || start < 0 {
+            return Err(EngineError::StateMismatch(format!(
+                "no echo of tokens {window:?} of a chunk of {} here",
+                chunk.len()
+            )));
+        }
+        let cache = |e: llama_cpp_2::context::kv_cache::KvCacheConversionError| {
+            EngineError::Cache(e.to_string())
+        };
+        let used = self.used_cells;
+        let aligned = (used + room).next_multiple_of(256);
+        self.ensure_room(aligned + p as usize + chunk.len())?;
+        // Placeholders: main-sequence cells far past every position, which
+        // the aside decode cannot see and the main sequence drops before
+        // anything reads it.
+        const FAR: i32 = 1 << 30;
+        let far: Vec<i32> = (FAR..FAR + (aligned - used) as i32).collect();
+        let kv = self.kv().map_err(EngineError::StateMismatch)?;
+        kv.claim(SEQ_MAIN, used, &far)
+            .map_err(EngineError::StateMismatch)?;
+        self.used_cells = aligned;
+        self.next_pos = start;
+        self.decode(&prefix.tokens, SEQ_ASIDE, false)?;
+        // The whole chunk, in one call as its encoding had it: a shorter
+        // batch may take other kernels, and other roundings.
+        self.decode(chunk, SEQ_ASIDE, false)?;
+        self.ctx
+            .kv_cache_seq_rm(SEQ_MAIN, Some(FAR as u32), None)
+            .map_err(cache)?;
+        if moved {
+            let from = p + window.start as i32;
+            let end = from as u32 + window.len() as u32;
+            self.ctx
+                .kv_cache_seq_add(SEQ_ASIDE, Some(from as u32), Some(end), target - from)
+                .map_err(cache)?;
+        }
+        let end = (target + window.len() as i32) as u32;
+        self.ctx
+            .kv_cache_seq_cp(SEQ_ASIDE, SEQ_MAIN, Some(target as u32), Some(end))
+            .map_err(cache)?;
+        self.ctx
+            .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
+            .map_err(cache)?;
+        self.next_pos = end as i32;
+        let first = aligned + p as usize + window.start;
+        Ok(first..first + window.len())
+    }
+
+    /// Every layer's K of `cells`, as f32: what `check::echo` reads back
+    /// (an error for a quantized K).
+    pub(crate) fn k_values(&self, cells: Range<usize>) -> Result<Vec<Vec<f32>>, EngineError> {
+        let kv = self.kv().map_err(EngineError::StateMismatch)?;
+        (0..kv.layers())
+            .map(|l| {
+                kv.k_values(l, cells.clone()).ok_or_else(|| {
+                    EngineError::StateMismatch(format!(
+                        "layer {l}'s K of cells {cells:?} cannot be read"
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// Turns APE attention on (or off with `None` / `T = S = 1`) for the

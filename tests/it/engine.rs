@@ -294,9 +294,57 @@ fn sequential_reads_best_last_and_rereads_take_the_best_ranked_chunk() {
     assert!(w.len() == 8 && chunks[1].tokens().len() > 8, "{w:?}");
     s.load_parallel(&prefix, &all).expect("parallel");
     s.set_ape(Some(windowed)).expect("ape");
-    s.feed(&chunks[1].tokens()[w]).expect("window");
+    s.feed(&chunks[1].tokens()[w.clone()]).expect("window");
     s.eval(&q).expect("question");
     assert_eq!(got, s.logits().expect("logits"), "block, then the window");
+    let fed = got;
+
+    // An echo copies that window from the block instead of feeding it:
+    // the same layout, the best ranked chunk's cells (block index 1).
+    let echoed = ApeParams {
+        echo: true,
+        ..windowed
+    };
+    let timings = prefill(&mut s, Mode::Ape(echoed), &ctx).expect("prefill");
+    assert_eq!(timings.measured, [0, 1, 2], "every chunk keeps its share");
+    assert_eq!(timings.reread, [1], "the echo is the best chunk's");
+    let got = s.logits().expect("logits").to_vec();
+    s.load_parallel(&prefix, &all).expect("parallel");
+    s.set_ape(Some(echoed)).expect("ape");
+    s.echo(1, w).expect("echo");
+    s.eval(&q).expect("question");
+    assert_eq!(got, s.logits().expect("logits"), "block, then the echo");
+    assert_ne!(
+        got, fed,
+        "an echo is not the window read with the block in view"
+    );
+}
+
+/// An echoed window (the window's cached cells copied right before the
+/// question and moved there by llama.cpp's K shift) is what llama.cpp's own
+/// path makes of the window: bit for bit the window decoded by llama.cpp
+/// and moved by its `llama_memory_seq_add`, and, to rounding, the K of the
+/// window decoded at those positions. The controls give the scale: no
+/// window changes the answer, and an echo left unshifted has another K.
+#[test]
+fn an_echoed_window_is_llama_cpps_own_read_of_it_moved_before_the_question() {
+    let r = check::echo(
+        engine(),
+        &layout(),
+        &SAMPLE_CHUNKS,
+        SAMPLE_QUESTION,
+        ApeParams::new(0.8, 0.8),
+        4..16,
+        8,
+    )
+    .expect("echo check runs");
+    eprintln!("{r:?}");
+    assert_eq!(r.echo_vs_moved, 0.0, "{r:?}");
+    assert!(r.none_vs_echo > 0.1, "the window matters here: {r:?}");
+    // Rounding (RoPE at other positions, carried through the layers)
+    // against a shift that never happened.
+    assert!(r.k_echo_vs_live < 0.05, "{r:?}");
+    assert!(r.k_unshifted_vs_live > 10.0 * r.k_echo_vs_live, "{r:?}");
 }
 
 /// APE decodes in one uninterrupted graph compute: the edit runs inside
@@ -526,6 +574,47 @@ mod state_files {
         let r = ape_chat::engine::check::exactness(&q8, &l, SAMPLE_CHUNKS[2], SAMPLE_QUESTION, 8)
             .expect("check");
         assert!(r.parallel_vs_sequential <= 1e-4, "{r:?}");
+    }
+
+    /// A q8_0 K cache cannot shift cells alone (llama.cpp would requantize
+    /// every cell), so an echo is refused and the window prefilled
+    /// instead, the answer saying why: the same logits as the window
+    /// re-read.
+    #[test]
+    fn a_q8_0_k_cache_prefills_the_window_an_echo_would_copy() {
+        use ape_chat::engine::generate::prefill;
+        use ape_chat::engine::{ApeParams, Mode};
+        let q8 = q8_engine(2048);
+        let l = ape_chat::engine::PromptLayout::new(
+            &q8,
+            ape_chat::engine::prompt::DEFAULT_SYSTEM_PROMPT,
+        )
+        .expect("layout");
+        let mut s = q8.session().expect("session");
+        let prefix = s.encode_prefix(&l.prefix).expect("prefix");
+        let chunks: Vec<ChunkState> = SAMPLE_CHUNKS
+            .iter()
+            .map(|t| s.encode_chunk(&prefix, &l.chunk(&q8, t)).expect("chunk"))
+            .collect();
+        let all: Vec<&ChunkState> = chunks.iter().collect();
+        let q = l.question(&q8, SAMPLE_QUESTION);
+        let ctx = crate::common::context(&prefix, &all, &q);
+        let window = ApeParams {
+            reread: 1,
+            window: 8,
+            ..ApeParams::new(0.8, 0.8)
+        };
+        let echo = ApeParams {
+            echo: true,
+            ..window
+        };
+        let t = prefill(&mut s, Mode::Ape(echo), &ctx).expect("prefill");
+        let why = t.echo_refused.expect("refused");
+        assert!(why.contains("quantized K"), "{why}");
+        let echoed = s.logits().expect("logits").to_vec();
+        let t = prefill(&mut s, Mode::Ape(window), &ctx).expect("prefill");
+        assert!(t.echo_refused.is_none());
+        assert_eq!(echoed, s.logits().expect("logits"), "the window, re-read");
     }
 }
 
