@@ -10,6 +10,10 @@
 //!    each generated token.
 //! 3. Placement: states written straight into the KV tensors give the same
 //!    logits, bit for bit, as llama.cpp's own state restore of them.
+//! 4. Echo: a window copied from the block and moved before the question
+//!    gives, bit for bit, what llama.cpp gives for the window decoded and
+//!    moved by its own position shift, and its K is the window's read at
+//!    those positions, to rounding.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
