@@ -29,11 +29,10 @@ use crate::states::{StateReads, States};
 pub enum Quality {
     /// APE over cached states: the fastest answer.
     Fast,
-    /// APE, and sequential prefill for the answers whose first tokens the
-    /// model is unsure of ([`ApeParams::doubt`]); the best chunk re-read
-    /// whole over named files, and on a GPU while that is cheap there
-    /// ([`WHOLE_REREAD_BUDGET`]). Pays sequential's prefill only where the
-    /// cached states leave the answer in doubt.
+    /// APE, and the best-ranked chunk echoed right before the question: its
+    /// cached cells copied there, no prefill ([`ApeParams::echo`]); the
+    /// best chunk re-read whole by prefill over named files, and on a GPU
+    /// while that is cheap there ([`WHOLE_REREAD_BUDGET`]).
     #[default]
     Balanced,
     /// Sequential prefill of every chunk: the baseline, slowest.
@@ -42,40 +41,41 @@ pub enum Quality {
 
 impl Quality {
     /// `balanced`, for what the user's settings and the model's shipped
-    /// `balanced` ones leave unset: APE with no re-read, begun again with
-    /// sequential prefill when the first tokens' mean log-probability is
-    /// below -0.5. Chosen on the real-documents tune half (README, Right on
-    /// real documents): the 48-token re-read it replaces lost answers that
-    /// plain APE got right (the window pulled "target/release" to
-    /// "target/debug") and cost 2.8× APE's time to the first token, where
-    /// doubting a quarter of the answers kept sequential's accuracy.
+    /// `balanced` ones leave unset: APE with the best-ranked chunk echoed
+    /// whole before the question. Chosen on the real-documents tune half
+    /// (README, Right on real documents) with the default model's S = 0.8:
+    /// it answered as many as sequential prefill there at 22× its speed,
+    /// where the 48-token re-read it replaces lost answers plain APE got
+    /// right (the window pulled "target/release" to "target/debug") at 9.5×,
+    /// and a sequential re-answer of doubtful first tokens added nothing
+    /// (`scripts/doubt-threshold.py`). An echo costs no prefill, so the
+    /// window that saved prefill is no longer needed.
     pub const BALANCED: ApeSettings = ApeSettings {
         temperature_ape: None,
         scale_ape: None,
-        reread: Some(0),
-        reread_window: None,
+        reread: Some(1),
+        reread_window: Some(0),
         reread_sentences: None,
-        reread_echo: None,
+        reread_echo: Some(true),
         focus: None,
-        doubt: Some(-0.5),
+        doubt: None,
     };
 
-    /// `balanced`'s whole-chunk re-read, where a window saves too little or
-    /// cuts too much. On a GPU: a 256-token chunk's prefill takes about
-    /// 13 ms there on a small model's short context (README, On an NVIDIA
-    /// GPU), so the window would save a few milliseconds for its loss (a
-    /// big model over a long context is another matter:
-    /// [`WHOLE_REREAD_BUDGET`]). Over named files (`--file`): "how
-    /// many" and "list every" need the chunk's every line, not the window
-    /// richest in the question's words (README, Whole-file questions:
-    /// a 48- or 64-token window answered 3 where the whole chunk gave 7).
+    /// `balanced`'s whole-chunk re-read by prefill, where it was measured
+    /// and the echo was not. On a GPU: a 256-token chunk's prefill takes
+    /// about 13 ms there on a small model's short context (README, On an
+    /// NVIDIA GPU), so the re-read is worth its cost (a big model over a
+    /// long context is another matter: [`WHOLE_REREAD_BUDGET`]). Over named
+    /// files (`--file`): "how many" and "list every" need the chunk's every
+    /// line (README, Whole-file questions: a 48- or 64-token window answered
+    /// 3 where the whole chunk gave 7).
     pub const BALANCED_WHOLE: ApeSettings = ApeSettings {
         temperature_ape: None,
         scale_ape: None,
         reread: Some(1),
         reread_window: Some(0),
         reread_sentences: None,
-        reread_echo: None,
+        reread_echo: Some(false),
         focus: None,
         doubt: None,
     };
@@ -86,7 +86,7 @@ impl Quality {
     /// ([`Self::BALANCED_WHOLE`]). `balanced` is what is set above the
     /// preset: the user's settings over the model's shipped `balanced` ones
     /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
-    /// the window, measured there). What the user set beats the preset,
+    /// the echo, measured there). What the user set beats the preset,
     /// field by field, and the preset beats the calibration; `fast` never
     /// re-reads or doubts.
     pub fn modes(
@@ -123,8 +123,8 @@ impl Quality {
 }
 
 /// A whole-chunk re-read on a GPU slower than this (twice: [`RereadCosts`])
-/// makes `balanced` re-read the best sentences instead, over contexts at
-/// least as large: about where a wait starts to be noticed. Measured
+/// makes `balanced` echo the chunk instead, over contexts at least as
+/// large: about where a wait starts to be noticed. Measured
 /// (README, On an NVIDIA GPU): the whole 256-token chunk adds 13–15 ms on
 /// the 0.5B shape at 2,560 tokens, where the window would save little;
 /// 52 ms there at 8K, and a 512-token chunk 157 ms on the 8B shape at 8K
@@ -508,14 +508,14 @@ pub fn ask(
     }
     if let Some(why) = &generated.prefill.echo_refused {
         notes.push(format!(
-            "the best sentences were re-read, not echoed from their cached states ({why}): the answer took their prefill"
+            "the re-read text was prefilled, not echoed from its cached states ({why}): the answer took its prefill"
         ));
     }
     let rereading = generated.prefill.rereading;
     if engine.note_reread(|costs| reading.note(mode, rereading, costs)) {
         if let Some((from, took)) = engine.reread_costs().too_slow_from() {
             notes.push(format!(
-                "re-reading the whole best chunk took {} ms over {from} cells on this GPU (the second time over {} ms): from now on `balanced` re-reads its best sentences over contexts of {from} cells or more",
+                "re-reading the whole best chunk took {} ms over {from} cells on this GPU (the second time over {} ms): from now on `balanced` echoes it from its cached states over contexts of {from} cells or more",
                 took.as_millis(),
                 WHOLE_REREAD_BUDGET.as_millis()
             ));
@@ -808,7 +808,7 @@ mod tests {
     #[test]
     fn balanced_fills_what_the_settings_leave_unset_and_has_a_whole_chunk_mode() {
         let ape = |m: Mode| match m {
-            Mode::Ape(p) => (p.temperature, p.scale, p.reread, p.window, p.doubt),
+            Mode::Ape(p) => (p.temperature, p.scale, p.reread, p.window, p.echo),
             other => panic!("{other}"),
         };
         // The layers as the CLI builds them: the model's calibration at the
@@ -829,17 +829,18 @@ mod tests {
             q.modes(settings, balanced).expect("valid")
         };
         let none = ApeSettings::default();
-        let doubt = Some(-0.5);
-        // A shipped `balanced` S beats the calibration's, for the doubting
-        // mode only (the whole re-read was measured at the calibration's).
+        // A shipped `balanced` S beats the calibration's, for the echo only
+        // (the prefilled whole re-read was measured at the calibration's).
         let (cpu, gpu) = modes(Quality::Balanced, none);
-        assert_eq!(ape(cpu), (0.8, 0.7, 0, 0, doubt));
-        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 0, None)));
+        assert_eq!(ape(cpu), (0.8, 0.7, 1, 0, true));
+        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 0, false)));
+        // No doubt check unless asked for.
+        assert!(matches!(cpu, Mode::Ape(p) if p.doubt.is_none()));
         // A model with nothing shipped for `balanced`: the generic preset.
         let (cpu, _) = Quality::Balanced
             .modes(shipped, ApeSettings::default())
             .expect("valid");
-        assert_eq!(ape(cpu), (0.8, 1.0, 0, 0, doubt));
+        assert_eq!(ape(cpu), (0.8, 1.0, 1, 0, true));
         // What the user set wins field by field, on both devices.
         let two = ApeSettings {
             reread: Some(2),
@@ -849,22 +850,26 @@ mod tests {
         let (cpu, gpu) = modes(Quality::Balanced, two);
         assert_eq!(
             (ape(cpu), gpu.map(ape)),
-            ((0.8, 0.9, 2, 0, doubt), Some((0.8, 0.9, 2, 0, None)))
+            ((0.8, 0.9, 2, 0, true), Some((0.8, 0.9, 2, 0, false)))
         );
         let tokens = ApeSettings {
             reread_window: Some(32),
-            reread_sentences: Some(false),
+            reread_echo: Some(false),
+            doubt: Some(-0.5),
             ..ApeSettings::default()
         };
         let (cpu, gpu) = modes(Quality::Balanced, tokens);
-        assert_eq!(ape(cpu), (0.8, 0.7, 0, 32, doubt));
-        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 32, None)));
-        // `fast` never re-reads and keeps the calibration; `exact` is
-        // sequential prefill.
+        assert_eq!(ape(cpu), (0.8, 0.7, 1, 32, false));
+        assert_eq!(gpu.map(ape), Some((0.8, 1.0, 1, 32, false)));
+        assert!(matches!(cpu, Mode::Ape(p) if p.doubt == Some(-0.5)));
+        // `fast` never re-reads or doubts and keeps the calibration;
+        // `exact` is sequential prefill.
         let (fast, gpu) = modes(Quality::Fast, two);
-        assert_eq!((ape(fast), gpu), ((0.8, 0.9, 0, 0, None), None));
+        assert_eq!((ape(fast), gpu), ((0.8, 0.9, 0, 0, false), None));
+        let (fast, _) = modes(Quality::Fast, tokens);
+        assert!(matches!(fast, Mode::Ape(p) if p.doubt.is_none() && p.reread == 0));
         let (fast, _) = modes(Quality::Fast, none);
-        assert_eq!(ape(fast), (0.8, 1.0, 0, 0, None));
+        assert_eq!(ape(fast), (0.8, 1.0, 0, 0, false));
         assert_eq!(modes(Quality::Exact, two), (Mode::Sequential, None));
         let bad = ApeSettings {
             temperature_ape: Some(0.0),

@@ -397,7 +397,7 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 
 # APE attention temperature T and scale S. Unset, a model gets what is
 # calibrated for it; "balanced" may ship its own S per model (0.8 on the
-# default model, with its windowed re-read); a value set here wins over both.
+# default model, with its echo); a value set here wins over both.
 # [APE_CHAT_TEMPERATURE_APE, APE_CHAT_SCALE_APE]
 # temperature_ape = 0.9
 # scale_ape = 0.9
@@ -406,8 +406,8 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # sequentially before the question (only their best reread_window tokens
 # when set, 0 = whole chunks; in whole sentences when reread_sentences);
 # let each attention row keep only its N strongest chunks (0 = off).
-# Unset, "balanced" re-reads 1 chunk's best 48 tokens in whole sentences
-# (the whole chunk on a GPU).
+# Unset, "balanced" re-reads the best chunk whole, echoed (below; by
+# prefill on a GPU and with --file).
 # [APE_CHAT_REREAD, APE_CHAT_REREAD_WINDOW, APE_CHAT_REREAD_SENTENCES, APE_CHAT_FOCUS]
 # reread = 0
 # reread_window = 0
@@ -416,7 +416,7 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 
 # Echo the re-read text from its cached states instead of prefilling it:
 # its cells are copied right before the question and moved to those
-# positions, so it costs no prefill.  [APE_CHAT_REREAD_ECHO]
+# positions, so it costs no prefill. Unset, "balanced" echoes.  [APE_CHAT_REREAD_ECHO]
 # reread_echo = false
 
 # Doubt: when the answer's first tokens from cached states have a mean
@@ -507,8 +507,8 @@ mod tests {
     fn balanced_settings_put_the_users_over_the_models_shipped_ones() {
         let all: BTreeMap<String, Shipped> =
             serde_json::from_str(SHIPPED_JSON).expect("assets/calibrated.json parses");
-        // The default model ships an empty `balanced` today (the generic
-        // preset won on real documents); the layering holds for any.
+        // The default model ships S = 0.8 for `balanced`'s echo; the
+        // layering holds for any.
         let (id, s) = all.iter().next().expect("a model ships settings");
         let plain = FileConfig::default().for_model(Some(id));
         assert_eq!(plain.balanced, s.balanced);
@@ -522,6 +522,7 @@ mod tests {
         }
         .for_model(Some(id));
         assert_eq!(mine.balanced.scale_ape, Some(0.95));
+        assert_ne!(s.balanced.scale_ape, Some(0.95), "the user's, not shipped");
         assert_eq!(mine.balanced.reread_window, s.balanced.reread_window);
         assert_eq!(
             FileConfig::default().for_model(None).balanced,

@@ -25,7 +25,7 @@ function __fish_ape_chat_using_subcommand
 end
 
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l ask -d 'Ask one question about DIR, stream the answer, print the sources. `-` reads the question from stdin' -r
-complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk echoed from its cached states right before the question; re-read by prefill with --file, and on a GPU while that takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -182,7 +182,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l settings
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l limit -d 'Answer only the first N questions of the half' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l results -d 'Rows file; a rerun with it answers only what is missing [default: docs.jsonl in the cache\'s eval dir]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l svg -d 'Also draw the settings\' accuracy against their speedup to this SVG' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk echoed from its cached states right before the question; re-read by prefill with --file, and on a GPU while that takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -319,7 +319,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l cache-budget
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk echoed from its cached states right before the question; re-read by prefill with --file, and on a GPU while that takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -551,7 +551,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk echoed from its cached states right before the question; re-read by prefill with --file, and on a GPU while that takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -601,7 +601,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk echoed from its cached states right before the question; re-read by prefill with --file, and on a GPU while that takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''
@@ -650,7 +650,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l extract-memory-gb -d 'Memory, in GB, one PDF, Office or EPUB file may take to be read (in a worker process; past it the file is skipped, with the reason)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l state-store -d 'A shared store of chunk states behind the local cache (`redis://[user:pass@]host:port/db`, `rediss://` for TLS): states missing here are read from it, states encoded here are offered to it' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l extract-timeout -d 'Seconds one PDF, Office or EPUB file may take to be read' -r
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk\'s best sentences re-read before the question; the whole chunk with --file, and on a GPU while that re-read takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l quality -d 'Speed against faithfulness to sequential prefill: `fast` (APE), `balanced` (APE, and the best chunk echoed from its cached states right before the question; re-read by prefill with --file, and on a GPU while that takes under 50 ms), `exact` (sequential prefill) [default: balanced]' -r -f -a "fast\t''
 balanced\t''
 exact\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l mode -d 'How retrieved chunks reach the model, overriding --quality' -r -f -a "sequential\t''

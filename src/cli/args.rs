@@ -419,10 +419,10 @@ impl AskArgs {
 #[derive(Debug, Clone, Args)]
 pub struct AskArgs {
     /// Speed against faithfulness to sequential prefill: `fast` (APE),
-    /// `balanced` (APE, and the best chunk's best sentences re-read before
-    /// the question; the whole chunk with --file, and on a GPU while that
-    /// re-read takes under 50 ms), `exact`
-    /// (sequential prefill) [default: balanced].
+    /// `balanced` (APE, and the best chunk echoed from its cached states
+    /// right before the question; re-read by prefill with --file, and on a
+    /// GPU while that takes under 50 ms), `exact` (sequential prefill)
+    /// [default: balanced].
     #[arg(long, env = "APE_CHAT_QUALITY", value_enum)]
     quality: Option<QualityArg>,
     /// How retrieved chunks reach the model, overriding --quality.

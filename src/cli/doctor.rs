@@ -281,20 +281,22 @@ fn placement(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Pl
     }
 }
 
-/// The echo `balanced` reads its best sentences with: bit for bit what
-/// llama.cpp makes of the window moved by its own position shift, and its
-/// K what the window read at those positions has, to rounding (a tenth of
+/// The echo `balanced` reads its best chunk with: bit for bit what
+/// llama.cpp makes of the chunk moved by its own position shift, and its
+/// K what the chunk read at those positions has, to rounding (a tenth of
 /// what no shift gives). A model or cache that cannot echo (a quantized K,
-/// positions that cannot shift) passes: its answers prefill the window.
+/// positions that cannot shift) passes: its answers prefill the chunk.
 fn echo(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<EchoReport> {
     let params = ApeParams::new(0.8, 0.8);
+    let best = SAMPLE_CHUNKS[SAMPLE_CHUNKS.len() - 1];
+    let whole = layout.chunk(engine, best).len();
     match check::echo(
         engine,
         layout,
         &SAMPLE_CHUNKS,
         SAMPLE_QUESTION,
         params,
-        4..16,
+        0..whole,
         steps,
     ) {
         Ok(r) => Outcome {
@@ -430,13 +432,14 @@ fn print_report(r: &Report) {
         match (&o.result, &o.error) {
             (Some(x), _) => {
                 println!(
-                    "{} an echoed window (cached cells moved before the question) vs llama.cpp's own read of it moved there: max |Δlogit| = {:e} over {} steps",
+                    "{} the best chunk echoed (its {} cached cells moved before the question) vs llama.cpp's own read of it moved there: max |Δlogit| = {:e} over {} steps",
                     mark(o.passed),
+                    x.window.len(),
                     x.echo_vs_moved,
                     x.steps
                 );
                 println!(
-                    "  its K vs the window read at those positions: {:.1e} of the largest (left unshifted: {:.2})",
+                    "  its K vs the chunk read at those positions: {:.1e} of the largest (left unshifted: {:.2})",
                     x.k_echo_vs_live, x.k_unshifted_vs_live
                 );
             }

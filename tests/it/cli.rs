@@ -249,10 +249,11 @@ fn bench_reports_every_figure() {
             "parallel",
             "ape (T=0.9, S=0.9)",
             "ape (T=0.9, S=0.9, re-read 1)",
-            "ape (T=0.9, S=0.9, re-read 1 (window 48, sentences))",
+            "ape (T=0.9, S=0.9, re-read 1 (echoed))",
             "ape (T=0.9, S=0.9, re-read 1 (window 32))",
             "ape (T=0.9, S=0.9, re-read 1 (window 48))",
             "ape (T=0.9, S=0.9, re-read 1 (window 64))",
+            "ape (T=0.9, S=0.9, re-read 1 (window 48, sentences))",
             "sequential (flash attention)"
         ]
     );

@@ -328,23 +328,28 @@ fn sequential_reads_best_last_and_rereads_take_the_best_ranked_chunk() {
 /// window changes the answer, and an echo left unshifted has another K.
 #[test]
 fn an_echoed_window_is_llama_cpps_own_read_of_it_moved_before_the_question() {
-    let r = check::echo(
-        engine(),
-        &layout(),
-        &SAMPLE_CHUNKS,
-        SAMPLE_QUESTION,
-        ApeParams::new(0.8, 0.8),
-        4..16,
-        8,
-    )
-    .expect("echo check runs");
-    eprintln!("{r:?}");
-    assert_eq!(r.echo_vs_moved, 0.0, "{r:?}");
-    assert!(r.none_vs_echo > 0.1, "the window matters here: {r:?}");
-    // Rounding (RoPE at other positions, carried through the layers)
-    // against a shift that never happened.
-    assert!(r.k_echo_vs_live < 0.05, "{r:?}");
-    assert!(r.k_unshifted_vs_live > 10.0 * r.k_echo_vs_live, "{r:?}");
+    let (e, l) = (engine(), layout());
+    // A window, and the whole chunk (`balanced`'s echo).
+    let whole = l.chunk(e, SAMPLE_CHUNKS[SAMPLE_CHUNKS.len() - 1]).len();
+    for window in [4..16, 0..whole] {
+        let r = check::echo(
+            e,
+            &l,
+            &SAMPLE_CHUNKS,
+            SAMPLE_QUESTION,
+            ApeParams::new(0.8, 0.8),
+            window,
+            8,
+        )
+        .expect("echo check runs");
+        eprintln!("{r:?}");
+        assert_eq!(r.echo_vs_moved, 0.0, "{r:?}");
+        assert!(r.none_vs_echo > 0.1, "the window matters here: {r:?}");
+        // Rounding (RoPE at other positions, carried through the layers)
+        // against a shift that never happened.
+        assert!(r.k_echo_vs_live < 0.05, "{r:?}");
+        assert!(r.k_unshifted_vs_live > 10.0 * r.k_echo_vs_live, "{r:?}");
+    }
 }
 
 /// APE decodes in one uninterrupted graph compute: the edit runs inside

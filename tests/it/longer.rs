@@ -240,9 +240,9 @@ fn a_whole_file_is_read_in_document_order_besides_the_top_k() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("log-4.md is not an indexed file"), "{err}");
-    // `balanced` re-reads nothing on the CPU (it doubts instead), but over
-    // a named file the whole best chunk (counts and lists need its every
-    // line).
+    // `balanced` echoes the best chunk on the CPU, but over a named file
+    // re-reads it whole by prefill (counts and lists need its every line,
+    // measured so).
     let window = |extra: &[&str]| {
         let out = run(extra);
         assert!(
@@ -251,13 +251,18 @@ fn a_whole_file_is_read_in_document_order_besides_the_top_k() {
             String::from_utf8_lossy(&out.stderr)
         );
         let stats = record(&json_lines(&out.stdout), "stats").clone();
-        (stats["reread"].as_u64(), stats["reread_window"].as_u64())
+        (
+            stats["reread"].as_u64(),
+            stats["reread_window"].as_u64(),
+            stats["reread_echo"].as_bool(),
+        )
     };
-    assert_eq!(window(&[]), (Some(0), Some(0)));
-    assert_eq!(window(&["--file", "log-004.md"]), (Some(1), Some(0)));
+    assert_eq!(window(&[]), (Some(1), Some(0), Some(true)));
+    let named = ["--file", "log-004.md"];
+    assert_eq!(window(&named), (Some(1), Some(0), Some(false)));
     // What the user set wins.
     let set = ["--file", "log-004.md", "--reread-window", "32"];
-    assert_eq!(window(&set), (Some(1), Some(32)));
+    assert_eq!(window(&set), (Some(1), Some(32), Some(false)));
 }
 
 #[test]

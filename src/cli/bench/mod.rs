@@ -108,8 +108,8 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
 
 /// The modes benchmarks compare: sequential first (the speedups are over
 /// it), the paper's ablation, and `balanced` as it answers under these
-/// settings ([`Quality::modes`]): on a GPU (the whole best chunk) and on
-/// the CPU (its best sentences). The plain APE mode takes T and S only.
+/// settings ([`Quality::modes`]): on a GPU (the whole best chunk re-read)
+/// and on the CPU (echoed). The plain APE mode takes T and S only.
 fn bench_modes(settings: ApeSettings, balanced: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
     let (window, whole) = Quality::Balanced.modes(settings, balanced)?;
     let mut modes = vec![
@@ -132,24 +132,26 @@ fn t_and_s(settings: ApeSettings) -> ApeSettings {
     }
 }
 
-/// [`bench_modes`], re-reads of token windows (`ape:reread=1:window=N`)
-/// and the 48-token sentence window at the calibration's S (the control
-/// for `balanced`'s own S), each once: what `bench ttft` times, the speed
-/// axis of `bench frontier`.
+/// [`bench_modes`], re-reads of token windows (`ape:reread=1:window=N`),
+/// the 48-token sentence window and the whole echo at the calibration's S
+/// (the earlier `balanced`'s shape, and the control for `balanced`'s own
+/// S), each once: what `bench ttft` times, the speed axis of `bench
+/// frontier`.
 fn frontier_modes(settings: ApeSettings, balanced: ApeSettings) -> Result<Vec<Mode>, ConfigError> {
     let plain = t_and_s(settings).params()?;
-    let reread = |window, sentences| {
+    let reread = |window, sentences, echo| {
         Mode::Ape(ApeParams {
             reread: 1,
             window,
             sentences,
+            echo,
             ..plain
         })
     };
     let extra = [32, 48, 64]
-        .map(|w| reread(w, false))
+        .map(|w| reread(w, false, false))
         .into_iter()
-        .chain([reread(48, true)]);
+        .chain([reread(48, true, false), reread(0, false, true)]);
     let mut modes = bench_modes(settings, balanced)?;
     for m in extra {
         if !modes.contains(&m) {
