@@ -288,15 +288,13 @@ fn placement(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Pl
 /// positions that cannot shift) passes: its answers prefill the chunk.
 fn echo(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<EchoReport> {
     let params = ApeParams::new(0.8, 0.8);
-    let best = SAMPLE_CHUNKS[SAMPLE_CHUNKS.len() - 1];
-    let whole = layout.chunk(engine, best).len();
     match check::echo(
         engine,
         layout,
         &SAMPLE_CHUNKS,
         SAMPLE_QUESTION,
         params,
-        0..whole,
+        None,
         steps,
     ) {
         Ok(r) => Outcome {

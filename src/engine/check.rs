@@ -236,7 +236,7 @@ pub struct EchoReport {
 /// path makes of the window's tokens read after the prefix and their
 /// chunk's first tokens, then moved right before the question: the chunks
 /// loaded side by side under APE `params`, the last chunk's `window`
-/// echoed, the question and `steps` greedy tokens, against the window
+/// echoed (`None`: the whole chunk, as `balanced` echoes it), the question and `steps` greedy tokens, against the window
 /// decoded by llama.cpp in a sequence of its own and moved by its
 /// `llama_memory_seq_add` (bit for bit), and against the window decoded
 /// at the echo's positions (its K, to rounding).
@@ -246,7 +246,7 @@ pub fn echo(
     chunk_texts: &[&str],
     question: &str,
     params: ApeParams,
-    window: std::ops::Range<usize>,
+    window: Option<std::ops::Range<usize>>,
     steps: usize,
 ) -> Result<EchoReport, EngineError> {
     // Room for the references, which decode the prefix and the chunk again
@@ -267,6 +267,7 @@ pub fn echo(
         .last()
         .map(|c| c.tokens.clone())
         .ok_or_else(|| EngineError::StateMismatch("no chunk to echo".into()))?;
+    let window = window.unwrap_or(0..tokens.len());
     let used = prefix.tokens.len() + refs.iter().map(|c| c.tokens.len()).sum::<usize>();
     // The question's and the answer's cells, left free before the window.
     let room = 2 * (q.len() + steps) + 1;
