@@ -152,13 +152,15 @@ fi
 
 # --- the HTTP API's test client ---------------------------------------------
 # The official `openai` Python package, in a venv of its own: `serve` is
-# tested with a client we did not write (tests/server/openai_client.py).
+# tested with a client we did not write (tests/server/openai_client.py),
+# and its /metrics with Prometheus' own parser (prometheus-client).
 CLIENT_VENV="$CACHE/openai-venv"
-if ! "$CLIENT_VENV/bin/python" -c "import openai" 2>/dev/null; then
-  say "installing the openai client for the server test"
+if ! "$CLIENT_VENV/bin/python" -c "import openai, prometheus_client" 2>/dev/null; then
+  say "installing the openai client and prometheus-client for the server test"
   rm -rf "$CLIENT_VENV"
   ${PYTHON:-python3} -m venv "$CLIENT_VENV"
-  "$CLIENT_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "openai==3.51.0"
+  "$CLIENT_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "openai==3.51.0" "prometheus-client==0.26.0"
 fi
 
 # Two more OpenAI-compatible clients people use, for the same test

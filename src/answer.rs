@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use crate::config::{ApeSettings, ConfigError};
 use crate::engine::generate::Context;
 use crate::engine::{
-    generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode, RereadCosts,
+    generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode, Piece,
+    RereadCosts,
 };
 use crate::index::dense::Embedder;
 use crate::index::manifest::ChunkRecord;
@@ -318,7 +319,7 @@ pub fn ask(
     question: &str,
     history: &[Exchange],
     options: &AskOptions,
-    on_text: &mut dyn FnMut(&str) -> bool,
+    on_text: &mut dyn FnMut(&Piece<'_>) -> bool,
 ) -> Result<Answer, IndexError> {
     let t0 = Instant::now();
     let mut notes = Vec::new();
@@ -374,7 +375,7 @@ pub fn ask(
         cells,
     };
     let mut mode = reading.mode(&engine.reread_costs());
-    let mut decoding = options.generate;
+    let mut decoding = options.generate.clone();
     // A base model's plain layout ends its answer at a stop text.
     decoding.stops = states.layout.stops();
     if let Err(why) = info.ape_support() {

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::answer::{Answer, AskOptions, Exchange};
 use crate::compute::{Budget, Held};
-use crate::engine::Engine;
+use crate::engine::{Engine, TokenLogprob};
 use crate::index::{IndexProgress, Stage, UpdateReport};
 use crate::ingest::Filters;
 use crate::kvstore::KvStore;
@@ -103,7 +103,12 @@ pub enum AnswerEvent {
     Started {
         waited: Duration,
     },
-    Token(String),
+    /// Answer text as it is shown, with the tokens whose text begins in it
+    /// (their log-probabilities, for a server's `logprobs`).
+    Token {
+        text: String,
+        tokens: Vec<TokenLogprob>,
+    },
     Answered(Box<Answered>),
     Failed(Failure),
 }
@@ -116,6 +121,9 @@ pub struct Failure {
     /// does not have, more than the memory budget holds, past the model's
     /// window): a server answers 400, not 500.
     pub by_request: bool,
+    /// The machine-readable cause a server names (OpenAI's error `code`:
+    /// `context_length_exceeded`, …).
+    pub code: Option<&'static str>,
 }
 
 /// A finished answer and its sources' texts (for previews), in source
@@ -369,6 +377,7 @@ impl Service {
                     let _ = p.events.send(AnswerEvent::Failed(Failure {
                         message: message.to_string(),
                         by_request: false,
+                        code: None,
                     }));
                     self.handle.waiting.fetch_sub(1, Ordering::SeqCst);
                 }
@@ -725,7 +734,11 @@ fn answer(ws: &mut Workspace<'_>, o: &ServiceOptions, p: Pending) {
     let mut options = question.options.unwrap_or_else(|| o.ask.clone());
     options.files.extend(question.files);
     let result = ws.ask(&question.text, &question.history, &options, &mut |piece| {
-        events.send(AnswerEvent::Token(piece.to_string())).is_ok() && !cancel.load(Ordering::SeqCst)
+        let token = AnswerEvent::Token {
+            text: piece.text.to_string(),
+            tokens: piece.tokens.to_vec(),
+        };
+        events.send(token).is_ok() && !cancel.load(Ordering::SeqCst)
     });
     match result {
         Ok(answer) => {
@@ -740,6 +753,7 @@ fn answer(ws: &mut Workspace<'_>, o: &ServiceOptions, p: Pending) {
             let _ = events.send(AnswerEvent::Failed(Failure {
                 message: e.to_string(),
                 by_request: e.is_the_request(),
+                code: e.code(),
             }));
         }
     }

@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::answer::{self, Answer, AskOptions, Exchange};
 use crate::compute::Budget;
-use crate::engine::{Engine, EngineError, PromptLayout, Session};
+use crate::engine::{Engine, EngineError, Piece, PromptLayout, Session};
 use crate::index::dense::{EmbedOptions, Embedder};
 use crate::index::manifest::ChunkId;
 use crate::index::TopK;
@@ -60,13 +60,28 @@ impl WorkspaceError {
     /// folder or the machine failing: a file the index does not have, more
     /// cells than the memory budget, a question past the model's window.
     pub fn is_the_request(&self) -> bool {
-        matches!(
-            self,
-            WorkspaceError::Index(IndexError::NoSuchFile { .. } | IndexError::TooManyChunks { .. })
-                | WorkspaceError::Engine(
-                    EngineError::OverBudget { .. } | EngineError::PastWindow { .. }
-                )
-        )
+        self.code().is_some()
+    }
+
+    /// The cause of a question's failure that its asker can fix, named as
+    /// OpenAI's errors name it where it has a name; `None` when the folder
+    /// or the machine failed.
+    pub fn code(&self) -> Option<&'static str> {
+        // An answer's engine errors reach here through the index's error
+        // (`answer::ask` returns it) or directly: the same cause either way.
+        let engine = match self {
+            WorkspaceError::Index(IndexError::NoSuchFile { .. }) => return Some("file_not_found"),
+            WorkspaceError::Index(IndexError::TooManyChunks { .. }) => {
+                return Some("too_many_chunks")
+            }
+            WorkspaceError::Index(IndexError::Engine(e)) | WorkspaceError::Engine(e) => e,
+            _ => return None,
+        };
+        match engine {
+            EngineError::PastWindow { .. } => Some("context_length_exceeded"),
+            EngineError::OverBudget { .. } => Some("over_memory_budget"),
+            _ => None,
+        }
     }
 }
 
@@ -406,7 +421,7 @@ impl<'e> Workspace<'e> {
         question: &str,
         history: &[Exchange],
         options: &AskOptions,
-        on_text: &mut dyn FnMut(&str) -> bool,
+        on_text: &mut dyn FnMut(&Piece<'_>) -> bool,
     ) -> Result<Answer, WorkspaceError> {
         let _held = self.budget.question()?;
         let a = answer::ask(
@@ -452,6 +467,27 @@ mod tests {
             window: 8192,
         });
         assert!(no_file.is_the_request() && past.is_the_request());
+        // As an answer returns it: the engine's error inside the index's.
+        let inside = WorkspaceError::Index(IndexError::Engine(EngineError::PastWindow {
+            positions: 9000,
+            window: 8192,
+        }));
+        assert_eq!(inside.code(), Some("context_length_exceeded"));
+        let budget = WorkspaceError::Index(IndexError::Engine(EngineError::OverBudget {
+            need: crate::engine::memory::MemoryNeed {
+                cells: 9000,
+                kv_bytes: 1 << 30,
+                scratch_bytes: 1 << 20,
+            },
+            budget: crate::engine::memory::MemoryBudget {
+                bytes: 1 << 20,
+                source: crate::engine::memory::BudgetSource::Configured,
+                held_by_states: 0,
+            },
+        }));
+        assert_eq!(budget.code(), Some("over_memory_budget"));
+        let decode = WorkspaceError::Index(IndexError::Engine(EngineError::Decode("x".into())));
+        assert_eq!(decode.code(), None, "a failed decode is the server's");
         let lock = WorkspaceError::Lock(std::io::Error::other("busy"));
         assert!(!lock.is_the_request());
         assert!(!WorkspaceError::Index(IndexError::Busy).is_the_request());

@@ -221,7 +221,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -292,6 +292,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -549,7 +553,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -675,6 +679,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --stop)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -707,7 +715,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -826,6 +834,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1163,7 +1175,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__store)
-            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1278,6 +1290,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2101,7 +2117,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval__subcmd__docs)
-            opts="-h --questions --root --half --settings --limit --results --svg --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --questions --root --half --settings --limit --results --svg --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2196,6 +2212,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2759,7 +2779,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --metrics --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2918,6 +2938,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stop)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

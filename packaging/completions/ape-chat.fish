@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= reread-echo= focus= doubt= top-k= file= retrieval= max-tokens= temperature= seed= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= reread-echo= focus= doubt= top-k= file= retrieval= max-tokens= temperature= seed= stop= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -52,6 +52,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l stop -d 'End the answer before this text (repeatable), wherever it appears, however the tokens split it: as a request\'s `stop`' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l conversation -d 'With --ask: continue the conversation in FILE (JSON: the earlier turns as [{"question", "answer"}…] or chat messages), and add this turn to it. A missing file starts a new conversation' -r -F
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
@@ -209,6 +210,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l stop -d 'End the answer before this text (repeatable), wherever it appears, however the tokens split it: as a request\'s `stop`' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -346,6 +348,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l stop -d 'End the answer before this text (repeatable), wherever it appears, however the tokens split it: as a request\'s `stop`' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -354,6 +357,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l memory-budge
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there `fast` over 8K cached tokens started in 39 ms with its states in GPU memory against 198 ms from cold files (README, "Cost vs context", H100); on the CPU the page cache already keeps what was read, and RAM is the user\'s'
 on\t''
 off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l metrics -d 'Serve Prometheus metrics at /metrics (requests, queue, time to first token, decode speed, states, indexing), as llama-server\'s --metrics'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s v -l verbose -d 'Log each refused request and the request fields that were ignored'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand cache; and not __fish_seen_subcommand_from stats gc clear help" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -578,6 +582,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l stop -d 'End the answer before this text (repeatable), wherever it appears, however the tokens split it: as a request\'s `stop`' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -628,6 +633,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l stop -d 'End the answer before this text (repeatable), wherever it appears, however the tokens split it: as a request\'s `stop`' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -677,6 +683,7 @@ dense\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l max-tokens -d 'Longest answer, in tokens' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l temperature -d 'Sampling temperature; 0 picks the most likely token (deterministic)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l seed -d 'Seed for sampling' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l stop -d 'End the answer before this text (repeatable), wherever it appears, however the tokens split it: as a request\'s `stop`' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r

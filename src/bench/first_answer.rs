@@ -153,8 +153,10 @@ impl Client {
             };
             match event {
                 AnswerEvent::Started { waited: w } => waited = w,
-                AnswerEvent::Token(_) => {
-                    first.get_or_insert_with(Instant::now);
+                AnswerEvent::Token { text, .. } => {
+                    if !text.is_empty() {
+                        first.get_or_insert_with(Instant::now);
+                    }
                 }
                 AnswerEvent::Answered(a) => {
                     let first = first.unwrap_or_else(Instant::now);

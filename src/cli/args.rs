@@ -369,6 +369,8 @@ impl AskArgs {
                 attribution,
                 // The prompt layout's own, set by the answer.
                 stops: &[],
+                stop: self.stop.clone(),
+                top_logprobs: 0,
             },
             max_chunks: None,
         })
@@ -455,6 +457,18 @@ pub struct AskArgs {
     /// Seed for sampling.
     #[arg(long, default_value_t = 42)]
     seed: u32,
+    /// End the answer before this text (repeatable), wherever it appears,
+    /// however the tokens split it: as a request's `stop`.
+    #[arg(long = "stop", value_name = "TEXT", value_parser = nonempty)]
+    stop: Vec<String>,
+}
+
+fn nonempty(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        Err("a stop text must not be empty".into())
+    } else {
+        Ok(s.to_string())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -11,7 +11,7 @@ use super::output::IndexBar;
 use super::style::{bold, dim};
 use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
 use crate::answer::{Answer, Exchange};
-use crate::engine::{Mode, StopReason};
+use crate::engine::{Mode, Piece, StopReason};
 use crate::ingest::Place;
 use crate::numfmt::decimal;
 use crate::workspace::{context_size, Workspace};
@@ -81,8 +81,11 @@ pub fn run(
     let mut out = std::io::stdout().lock();
     let mut write_err: Option<std::io::Error> = None;
     let stream = !args.no_stream;
-    let mut on_text = |piece: &str| {
-        let r = if args.json && stream {
+    let mut on_text = |piece: &Piece<'_>| {
+        let piece = piece.text;
+        let r = if piece.is_empty() {
+            Ok(())
+        } else if args.json && stream {
             writeln!(out, "{}", json!({"type": "token", "text": piece}))
         } else if stream {
             write!(out, "{piece}").and_then(|_| out.flush())

@@ -134,7 +134,8 @@ fn ask(
         for event in ticket.events {
             let msg = match event {
                 AnswerEvent::Started { .. } => continue,
-                AnswerEvent::Token(t) => Msg::Token(t),
+                AnswerEvent::Token { text, .. } if text.is_empty() => continue,
+                AnswerEvent::Token { text, .. } => Msg::Token(text),
                 AnswerEvent::Failed(e) => Msg::Failed(e.message),
                 AnswerEvent::Answered(done) => {
                     let a = &done.answer;

@@ -70,6 +70,10 @@ pub struct ServeArgs {
     /// hold the model for minutes [default: 256].
     #[arg(long, env = "APE_CHAT_MAX_REQUEST_CHUNKS", value_name = "N")]
     max_request_chunks: Option<usize>,
+    /// Serve Prometheus metrics at /metrics (requests, queue, time to first
+    /// token, decode speed, states, indexing), as llama-server's --metrics.
+    #[arg(long)]
+    metrics: bool,
     /// Log each refused request and the request fields that were ignored.
     #[arg(long, short)]
     verbose: bool,
@@ -164,6 +168,8 @@ pub fn run(model: &ModelArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         ask,
         log: server_log(args.verbose),
         shared,
+        metrics: args.metrics,
+        queue: args.queue,
     };
     // A few threads for HTTP: the model's computation has the cores.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -273,11 +279,21 @@ fn log_events(events: Receiver<FolderEvent>, status: Arc<Mutex<FolderStatus>>) {
                     report.files_indexed, report.files_removed
                 )
             }
-            FolderEvent::Indexed { report, .. } => format!(
-                "indexed: {} chunks embedded, {} states cached, {} to do",
-                report.chunks_embedded, report.chunks_encoded, report.states_deferred
-            ),
-            FolderEvent::Progress(_) => continue,
+            FolderEvent::Indexed { report, .. } => {
+                if let Ok(mut s) = status.lock() {
+                    (s.stage, s.cache_bytes) = (None, report.bytes_on_disk);
+                }
+                format!(
+                    "indexed: {} chunks embedded, {} states cached, {} to do",
+                    report.chunks_embedded, report.chunks_encoded, report.states_deferred
+                )
+            }
+            FolderEvent::Progress(p) => {
+                if let Ok(mut s) = status.lock() {
+                    s.progress(&p);
+                }
+                continue;
+            }
             FolderEvent::Preloaded(r) => {
                 if let Ok(mut s) = status.lock() {
                     s.preloaded = Some(r);

@@ -220,7 +220,7 @@ impl Sampling {
 }
 
 /// Limits and sampling for one answer.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct GenerateOptions {
     pub max_tokens: usize,
     pub sampling: Sampling,
@@ -228,8 +228,16 @@ pub struct GenerateOptions {
     pub attribution: bool,
     /// Texts that end the answer (not shown): a base model in the plain
     /// layout has no end-of-turn token and would go on to invent the next
-    /// question ([`super::PromptLayout::stops`]).
+    /// question ([`super::PromptLayout::stops`]). They count once the
+    /// answer has begun: leading blank lines are not an answer's end.
     pub stops: &'static [&'static str],
+    /// The caller's own stop texts (a server request's `stop`): the answer
+    /// ends before the first one, wherever it appears, however the tokens
+    /// split it.
+    pub stop: Vec<String>,
+    /// The most likely alternatives reported beside each answer token
+    /// ([`TokenLogprob::top`]; a server request's `top_logprobs`).
+    pub top_logprobs: usize,
 }
 
 impl Default for GenerateOptions {
@@ -239,8 +247,41 @@ impl Default for GenerateOptions {
             sampling: Sampling::Greedy,
             attribution: false,
             stops: &[],
+            stop: Vec::new(),
+            top_logprobs: 0,
         }
     }
+}
+
+/// One answer token as a client's `logprobs` report it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenLogprob {
+    pub token: TokenId,
+    /// The token's bytes: not always whole UTF-8 characters.
+    pub bytes: Vec<u8>,
+    /// Under the logits it was drawn from, before any sampling temperature.
+    pub logprob: f32,
+    /// The [`GenerateOptions::top_logprobs`] most likely tokens at its
+    /// place, most likely first (ties by token id), the drawn one or not.
+    pub top: Vec<Alternative>,
+}
+
+/// A token that could have come at an answer token's place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Alternative {
+    pub token: TokenId,
+    pub bytes: Vec<u8>,
+    pub logprob: f32,
+}
+
+/// Answer text as it is shown, with the tokens whose text begins in it: a
+/// token held back (a stop text it may start, a character it splits) comes
+/// with the text that shows it, and one wholly inside a stop text never
+/// comes.
+#[derive(Clone, Copy, Debug)]
+pub struct Piece<'a> {
+    pub text: &'a str,
+    pub tokens: &'a [TokenLogprob],
 }
 
 /// Why generation ended.
@@ -624,7 +665,7 @@ pub fn generate(
     mode: Mode,
     ctx: &Context<'_>,
     options: GenerateOptions,
-    on_text: &mut dyn FnMut(&str) -> bool,
+    on_text: &mut dyn FnMut(&Piece<'_>) -> bool,
 ) -> Result<Generated, EngineError> {
     let start = Instant::now();
     let timings = prefill(session, mode, ctx)?;
@@ -642,7 +683,7 @@ pub fn decode_answer(
     options: GenerateOptions,
     prefill: PrefillTimings,
     start: Instant,
-    on_text: &mut dyn FnMut(&str) -> bool,
+    on_text: &mut dyn FnMut(&Piece<'_>) -> bool,
 ) -> Result<Generated, EngineError> {
     decode(session, options, None, prefill, start, on_text)
 }
@@ -663,29 +704,23 @@ pub fn decode(
     doubt: Option<f32>,
     prefill: PrefillTimings,
     start: Instant,
-    on_text: &mut dyn FnMut(&str) -> bool,
+    on_text: &mut dyn FnMut(&Piece<'_>) -> bool,
 ) -> Result<Generated, EngineError> {
     if options.attribution {
         session.start_attribution();
     }
     let mut sampler = options.sampling.sampler();
     let mut utf8 = Utf8Stream::default();
-    let mut stops = StopScanner::new(options.stops);
+    let mut stops = StopScanner::new(options.stops, &options.stop);
     let (mut text, mut tokens, mut logprobs) = (String::new(), Vec::new(), Vec::new());
-    // Text held back until the doubt check passes: None once shown.
-    let mut held = doubt.map(|_| String::new());
+    // Decoded text so far, before any stop cuts it: where each token begins.
+    let mut decoded = 0usize;
+    // Held back until the doubt check passes.
+    let mut out = Output::new(on_text, doubt.is_some());
     let mut ttft = Duration::ZERO;
     let mut decode_start = Instant::now();
     let mut stop = StopReason::MaxTokens;
     let engine = session.engine();
-    // What the user sees: held back while the check is pending.
-    let mut show = |piece: &str, held: &mut Option<String>| match held {
-        Some(h) => {
-            h.push_str(piece);
-            true
-        }
-        None => piece.is_empty() || on_text(piece),
-    };
     while tokens.len() < options.max_tokens {
         let tok = session.sample(&mut sampler)?;
         if tokens.is_empty() {
@@ -696,15 +731,37 @@ pub fn decode(
             stop = StopReason::EndOfTurn;
             break;
         }
-        logprobs.push(log_prob(session.logits()?, tok) as f32);
+        let logits = session.logits()?;
+        let logprob = log_prob(logits, tok) as f32;
+        let top = top_logprobs(logits, options.top_logprobs)
+            .into_iter()
+            .map(|(token, logprob)| Alternative {
+                token,
+                bytes: engine.token_bytes(token),
+                logprob: logprob as f32,
+            })
+            .collect();
+        logprobs.push(logprob);
         tokens.push(tok);
-        let (piece, ended) = stops.push(&utf8.push(&engine.token_bytes(tok)));
+        let bytes = engine.token_bytes(tok);
+        let whole = utf8.push(&bytes);
+        out.begins(
+            decoded,
+            TokenLogprob {
+                token: tok,
+                bytes,
+                logprob,
+                top,
+            },
+        );
+        decoded += whole.len();
+        let (piece, ended) = stops.push(&whole);
         text.push_str(&piece);
-        if !show(&piece, &mut held) {
+        if !out.show(&piece) {
             stop = StopReason::Cancelled;
             break;
         }
-        if let (Some(d), Some(_)) = (doubt, &held) {
+        if let (Some(d), true) = (doubt, out.holding()) {
             if tokens.len() >= ApeParams::DOUBT_TOKENS {
                 if doubted(&logprobs, d) {
                     stop = StopReason::Doubted;
@@ -712,7 +769,7 @@ pub fn decode(
                 }
                 // Sure: the first text the user sees is shown now.
                 ttft = start.elapsed();
-                if !show(&held.take().unwrap_or_default(), &mut held) {
+                if !out.release() {
                     stop = StopReason::Cancelled;
                     break;
                 }
@@ -726,29 +783,33 @@ pub fn decode(
             session.eval(&[tok])?;
         }
     }
+    // Only tokens whose text was shown are reported: none inside a stop.
+    let mut cut = stops.ended;
     if !stops.ended && stop != StopReason::Doubted {
         // Bytes of an unfinished character, then whatever was held back.
         let (mut rest, ended) = stops.push(&utf8.finish());
         if ended {
             stop = StopReason::EndOfTurn;
+            cut = true;
         } else {
             rest.push_str(&stops.finish());
         }
         text.push_str(&rest);
-        if let Some(h) = held.as_mut() {
-            h.push_str(&rest);
-            rest.clear();
+        if stop != StopReason::Cancelled {
+            out.show(&rest);
         }
-        show(&rest, &mut held);
     }
-    if let (Some(d), Some(h)) = (doubt, held.take()) {
+    if let Some(d) = doubt.filter(|_| out.holding()) {
         // An answer that ended before the check decides on what it has.
         if stop != StopReason::Cancelled && doubted(&logprobs, d) {
             stop = StopReason::Doubted;
         } else if stop != StopReason::Doubted {
             ttft = start.elapsed();
-            show(&h, &mut held);
+            out.release();
         }
+    }
+    if !matches!(stop, StopReason::Doubted | StopReason::Cancelled) {
+        out.finish(!cut);
     }
     Ok(Generated {
         text,
@@ -760,6 +821,106 @@ pub fn decode(
         attention_shares: session.attention_shares(),
         logprobs,
     })
+}
+
+/// What the user is shown of an answer: its text as the stop scanner lets
+/// it go (all of it held while a doubt check is pending), each token with
+/// the text it begins in.
+struct Output<'a> {
+    on_text: &'a mut dyn FnMut(&Piece<'_>) -> bool,
+    /// Text kept back for the doubt check; `None` once shown.
+    held: Option<String>,
+    /// Tokens not yet shown, with where their text begins in the answer.
+    tokens: std::collections::VecDeque<(usize, TokenLogprob)>,
+    /// Bytes of text passed to `on_text`.
+    shown: usize,
+}
+
+impl<'a> Output<'a> {
+    fn new(on_text: &'a mut dyn FnMut(&Piece<'_>) -> bool, hold: bool) -> Self {
+        Self {
+            on_text,
+            held: hold.then(String::new),
+            tokens: Default::default(),
+            shown: 0,
+        }
+    }
+
+    fn begins(&mut self, at: usize, token: TokenLogprob) {
+        self.tokens.push_back((at, token));
+    }
+
+    fn holding(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// Passes `piece` on (or holds it); false when the caller cancels.
+    fn show(&mut self, piece: &str) -> bool {
+        match &mut self.held {
+            Some(h) => {
+                h.push_str(piece);
+                true
+            }
+            None => self.deliver(piece, false),
+        }
+    }
+
+    /// The doubt check passed: what it held is shown.
+    fn release(&mut self) -> bool {
+        let held = self.held.take().unwrap_or_default();
+        self.deliver(&held, false)
+    }
+
+    /// The answer ended: tokens still unshown are reported with no more
+    /// text when `all` (a token that only completed a character, say), and
+    /// dropped when a stop text cut them off.
+    fn finish(&mut self, all: bool) {
+        if all {
+            self.deliver("", true);
+        }
+        self.tokens.clear();
+    }
+
+    fn deliver(&mut self, text: &str, all: bool) -> bool {
+        self.shown += text.len();
+        let n = if all {
+            self.tokens.len()
+        } else {
+            let shown = self.shown;
+            self.tokens.iter().take_while(|(at, _)| *at < shown).count()
+        };
+        if text.is_empty() && n == 0 {
+            return true;
+        }
+        let tokens: Vec<TokenLogprob> = self.tokens.drain(..n).map(|(_, t)| t).collect();
+        (self.on_text)(&Piece {
+            text,
+            tokens: &tokens,
+        })
+    }
+}
+
+/// The `n` most likely tokens under `logits` with their log-probabilities
+/// (log-softmax in f64), most likely first, ties by token id.
+pub fn top_logprobs(logits: &[f32], n: usize) -> Vec<(TokenId, f64)> {
+    let n = n.min(logits.len());
+    if n == 0 {
+        return Vec::new();
+    }
+    let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let log_z = logits
+        .iter()
+        .map(|&x| (x as f64 - m).exp())
+        .sum::<f64>()
+        .ln();
+    let better = |a: &usize, b: &usize| logits[*b].total_cmp(&logits[*a]).then_with(|| a.cmp(b));
+    let mut ids: Vec<usize> = (0..logits.len()).collect();
+    ids.select_nth_unstable_by(n - 1, better);
+    ids.truncate(n);
+    ids.sort_unstable_by(better);
+    ids.into_iter()
+        .map(|i| (i as TokenId, logits[i] as f64 - m - log_z))
+        .collect()
 }
 
 /// Log-probability of `target` under `logits` (log-softmax in f64).
@@ -794,22 +955,43 @@ pub fn score_continuation(
 }
 
 /// Cuts a streamed answer at the first stop text, holding back only what
-/// could still become one (a "\n" that may start "\n\n"). Stops count
-/// once the answer has begun: leading blank lines are not an answer's end.
+/// could still become one (a "\n" that may start "\n\n"). The layout's
+/// stops count once the answer has begun (leading blank lines are not an
+/// answer's end); the caller's own count from the first byte, as OpenAI's
+/// `stop` does.
 struct StopScanner {
-    stops: &'static [&'static str],
+    /// Each stop text, and whether it counts before the answer begins.
+    stops: Vec<(String, bool)>,
     held: String,
-    started: bool,
+    /// Where in `held` the answer began (its first non-blank character):
+    /// `None` while only blanks were decoded.
+    begun: Option<usize>,
     ended: bool,
 }
 
 impl StopScanner {
-    fn new(stops: &'static [&'static str]) -> Self {
+    fn new(layout: &[&str], own: &[String]) -> Self {
+        let stops = layout
+            .iter()
+            .map(|s| (s.to_string(), false))
+            .chain(own.iter().map(|s| (s.clone(), true)))
+            .filter(|(s, _)| !s.is_empty())
+            .collect();
         Self {
             stops,
             held: String::new(),
-            started: false,
+            begun: None,
             ended: false,
+        }
+    }
+
+    /// Where in `held` a stop may begin: anywhere for the caller's own,
+    /// from the answer's start for the layout's.
+    fn from(&self, early: bool) -> Option<usize> {
+        if early {
+            Some(0)
+        } else {
+            self.begun
         }
     }
 
@@ -820,19 +1002,19 @@ impl StopScanner {
             return (String::new(), true);
         }
         self.held.push_str(piece);
-        let mut out = String::new();
-        if !self.started {
-            match self.held.find(|c: char| !c.is_whitespace()) {
-                None => return (std::mem::take(&mut self.held), false),
-                Some(i) => {
-                    out.push_str(&self.held[..i]);
-                    self.held.drain(..i);
-                    self.started = true;
-                }
-            }
+        if self.begun.is_none() {
+            self.begun = self.held.find(|c: char| !c.is_whitespace());
         }
-        if let Some(at) = self.stops.iter().filter_map(|s| self.held.find(s)).min() {
-            out.push_str(&self.held[..at]);
+        let first = self
+            .stops
+            .iter()
+            .filter_map(|(s, early)| {
+                let from = self.from(*early)?;
+                self.held[from..].find(s.as_str()).map(|at| from + at)
+            })
+            .min();
+        if let Some(at) = first {
+            let out = self.held[..at].to_string();
             self.held.clear();
             self.ended = true;
             return (out, true);
@@ -844,11 +1026,13 @@ impl StopScanner {
             .map(|(i, _)| i)
             .find(|&i| {
                 let tail = &self.held[i..];
-                self.stops.iter().any(|s| s.starts_with(tail))
+                self.stops.iter().any(|(s, early)| {
+                    self.from(*early).is_some_and(|from| i >= from) && s.starts_with(tail)
+                })
             })
             .unwrap_or(self.held.len());
-        out.push_str(&self.held[..keep]);
-        self.held.drain(..keep);
+        let out: String = self.held.drain(..keep).collect();
+        self.begun = self.begun.map(|b| b.saturating_sub(keep));
         (out, false)
     }
 
@@ -1011,25 +1195,26 @@ mod tests {
         assert_eq!(out, "héllo → 世界");
     }
 
+    /// Pieces through a scanner: what is shown, and whether a stop ended it.
+    fn scan(layout: &[&str], own: &[&str], pieces: &[&str]) -> (String, bool) {
+        let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();
+        let mut s = StopScanner::new(layout, &own);
+        let mut shown = String::new();
+        for p in pieces {
+            let (out, e) = s.push(p);
+            shown.push_str(&out);
+            if e {
+                return (shown, true);
+            }
+        }
+        shown.push_str(&s.finish());
+        (shown, false)
+    }
+
     #[test]
     fn a_stop_text_ends_the_answer_however_the_tokens_split_it() {
         const STOPS: &[&str] = &["\n\n", "\nQuestion:"];
-        let run = |pieces: &[&str]| {
-            let mut s = StopScanner::new(STOPS);
-            let (mut shown, mut ended) = (String::new(), false);
-            for p in pieces {
-                let (out, e) = s.push(p);
-                shown.push_str(&out);
-                if e {
-                    ended = true;
-                    break;
-                }
-            }
-            if !ended {
-                shown.push_str(&s.finish());
-            }
-            (shown, ended)
-        };
+        let run = |pieces: &[&str]| scan(STOPS, &[], pieces);
         assert_eq!(
             run(&["35 days.", "\n", "\n", "Question"]),
             ("35 days.".into(), true)
@@ -1043,8 +1228,69 @@ mod tests {
         // Blank lines before the answer begins do not end it.
         assert_eq!(run(&["\n\n", "Yes.", "\n\n"]), ("\n\nYes.".into(), true));
         // Without stops, everything passes through at once.
-        let mut s = StopScanner::new(&[]);
+        let mut s = StopScanner::new(&[], &[]);
         assert_eq!(s.push("a\n\n"), ("a\n\n".into(), false));
+    }
+
+    /// The caller's own stops (a request's `stop`) work as OpenAI's: from
+    /// the first byte, split across tokens, never shown, beside the
+    /// layout's; an empty one stops nothing.
+    #[test]
+    fn a_callers_stop_texts_end_the_answer_from_its_first_byte() {
+        let own = |own: &[&str], pieces: &[&str]| scan(&[], own, pieces);
+        assert_eq!(
+            own(&["END"], &["35 da", "ys E", "ND more"]),
+            ("35 days ".into(), true)
+        );
+        assert_eq!(own(&["\n"], &["\n", "Yes"]), ("".into(), true));
+        assert_eq!(own(&["days", "35"], &["35 days"]), ("".into(), true));
+        assert_eq!(own(&["END"], &["E", "N", "D"]), ("".into(), true));
+        // A start of a stop that does not finish one is shown at the end.
+        assert_eq!(own(&["END"], &["35 E", "N"]), ("35 EN".into(), false));
+        assert_eq!(own(&["é!"], &["caf", "é", "?"]), ("café?".into(), false));
+        assert_eq!(own(&[""], &["a", "b"]), ("ab".into(), false));
+        // The layout's "\n\n" still waits for the answer to begin; a
+        // caller's stop made of blanks does not.
+        assert_eq!(
+            scan(&["\n\n"], &["\n\nX"], &["\n\n", "Y\n\n"]),
+            ("\n\nY".into(), true)
+        );
+        assert_eq!(
+            scan(&["\n\n"], &["\n\nX"], &["\n\n", "X"]),
+            ("".into(), true)
+        );
+    }
+
+    /// The top tokens are what sorting every logit finds, as
+    /// log-probabilities that sum (over the vocabulary) to one.
+    #[test]
+    fn top_logprobs_are_the_best_tokens_by_log_softmax() {
+        let logits: Vec<f32> = (0..1000)
+            .map(|i| ((i * 7919) % 1000) as f32 / 97.0 - 3.0)
+            .chain([9.0, 9.0])
+            .collect();
+        let top = super::top_logprobs(&logits, 5);
+        let mut sorted: Vec<usize> = (0..logits.len()).collect();
+        sorted.sort_by(|&a, &b| {
+            logits[b]
+                .partial_cmp(&logits[a])
+                .expect("finite")
+                .then(a.cmp(&b))
+        });
+        assert_eq!(
+            top.iter().map(|&(t, _)| t as usize).collect::<Vec<_>>(),
+            sorted[..5]
+        );
+        assert_eq!(top[0].0, 1000, "a tie goes to the lower id");
+        for &(t, lp) in &top {
+            assert!((lp - super::log_prob(&logits, t)).abs() < 1e-12);
+        }
+        let total: f64 = (0..logits.len())
+            .map(|t| super::log_prob(&logits, t as TokenId).exp())
+            .sum();
+        assert!((total - 1.0).abs() < 1e-9);
+        assert!(super::top_logprobs(&logits, 0).is_empty());
+        assert_eq!(super::top_logprobs(&[0.0, 1.0], 20).len(), 2);
     }
 
     #[test]

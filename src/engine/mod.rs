@@ -50,8 +50,8 @@ use llama_cpp_2::model::LlamaModel;
 pub use ape::ApeParams;
 pub use cuda::compile_check as cuda_kernel_compile_check;
 pub use generate::{
-    best_sentences, best_window, GenerateOptions, Generated, Mode, RereadCosts, Sampling,
-    StopReason,
+    best_sentences, best_window, Alternative, GenerateOptions, Generated, Mode, Piece, RereadCosts,
+    Sampling, StopReason, TokenLogprob,
 };
 pub use hook::{DevicePath, Probe, ProbeEvent, ProbeKind};
 pub use model_info::{ModelId, ModelInfo};

@@ -312,7 +312,7 @@ pub fn run(
                         whole_mode: None,
                         generate: GenerateOptions {
                             max_tokens: 1,
-                            ..plan.options.generate
+                            ..plan.options.generate.clone()
                         },
                         ..plan.options.clone()
                     };

@@ -321,6 +321,7 @@ pub fn answer(
         // time to it nor any logit changes.
         attribution: true,
         stops: states.layout.stops(),
+        ..GenerateOptions::default()
     };
     let doubt = match mode {
         Mode::Ape(a) => a.doubt,

@@ -3,7 +3,11 @@
 //! events, or not): the last user message is the question, the messages
 //! before it the conversation; sources come back in a `sources` field (and,
 //! streamed, in a last chunk before `[DONE]`), the timing in `usage`.
-//! `GET /v1/models`, `GET /health`.
+//! `GET /v1/models`, `GET /health`, and `GET /metrics` with `--metrics`
+//! (`metrics.rs`). `stop`, `logprobs` and `top_logprobs` work as OpenAI
+//! defines them; a streamed request's headers go out with its first token,
+//! so a question refused before it (past the model's window, over the
+//! memory budget, an unknown file) gets its real status.
 //!
 //! Made to be left running beside a person's documents: requests from a
 //! web page or a rebinding DNS name are refused before any work
@@ -13,10 +17,12 @@
 //! in the service (questions before background indexing), and past its
 //! bound are refused at once with 429 and `Retry-After`. A client that
 //! goes away, even while its question still waits, stops its answer.
-//! Errors are OpenAI error objects.
+//! Errors are OpenAI error objects: 4xx for what the client asked, 5xx
+//! only for the server's own faults.
 
 pub(crate) mod guard;
 mod listen;
+mod metrics;
 pub(crate) mod request;
 
 use std::convert::Infallible;
@@ -37,12 +43,14 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::answer::AskOptions;
-use crate::engine::StopReason;
+use crate::engine::{StopReason, TokenLogprob};
+use crate::index::{IndexProgress, Stage};
 use crate::ingest::Place;
-use crate::service::{AnswerEvent, Answered, AskRefused, Handle};
+use crate::service::{AnswerEvent, Answered, AskRefused, Failure, Handle};
 
 use guard::Guard;
 pub use listen::Limits;
+use metrics::{AnswerFigures, Gauges, Metrics, Outcome};
 
 /// How loud a server log line is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -82,6 +90,10 @@ pub struct ServerOptions {
     pub log: Log,
     /// The shared state store the folder reads through, for `/health`.
     pub shared: Option<crate::statestore::SharedStore>,
+    /// Serve `/metrics` (`--metrics`).
+    pub metrics: bool,
+    /// Questions that may wait for the model (`--queue`), for `/metrics`.
+    pub queue: usize,
 }
 
 /// The folder's state, as `/health` reports it.
@@ -95,6 +107,21 @@ pub struct FolderStatus {
     pub preloaded: Option<crate::workspace::PreloadReport>,
     /// A fatal error (the model did not load, the folder cannot be read).
     pub error: Option<String>,
+    /// The indexing stage in progress: units done, units in all.
+    #[serde(skip)]
+    pub stage: Option<(Stage, usize, usize)>,
+    /// Chunk-state files on disk after the last indexing pass.
+    #[serde(skip)]
+    pub cache_bytes: u64,
+}
+
+impl FolderStatus {
+    /// Follows the folder service's progress (for `/metrics`).
+    pub fn progress(&mut self, p: &IndexProgress) {
+        if let IndexProgress::Stage { stage, done, total } = *p {
+            self.stage = (done < total).then_some((stage, done, total));
+        }
+    }
 }
 
 struct App {
@@ -110,6 +137,7 @@ struct App {
     abandoned: AtomicU64,
     refused: AtomicU64,
     in_flight: AtomicUsize,
+    metrics: Metrics,
 }
 
 /// An OpenAI-style error response.
@@ -137,6 +165,27 @@ impl ApiError {
 
     fn invalid(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid_request_error", message)
+    }
+
+    fn invalid_param(param: &str, message: impl Into<String>) -> Self {
+        Self {
+            param: Some(param.to_string()),
+            ..Self::invalid(message)
+        }
+    }
+
+    /// A question the service could not answer: the client's doing (400,
+    /// with the engine's words: how many positions, the window, the
+    /// budget, the file) or the server's (500).
+    fn failed(f: Failure) -> Self {
+        if f.by_request {
+            Self {
+                code: f.code,
+                ..Self::invalid(f.message)
+            }
+        } else {
+            Self::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", f.message)
+        }
     }
 
     fn unsupported(param: &str, message: impl Into<String>) -> Self {
@@ -190,12 +239,15 @@ pub async fn serve(
         abandoned: AtomicU64::new(0),
         refused: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
+        metrics: Metrics::default(),
     });
+    let counted = Arc::clone(&app);
     let mut router = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/v1/models", get(models))
         .route("/health", get(health))
         .route("/v1/health", get(health))
+        .route("/metrics", get(metrics_text))
         .fallback(|| async {
             ApiError::new(
                 StatusCode::NOT_FOUND,
@@ -223,6 +275,18 @@ pub async fn serve(
                         e.into_response()
                     }
                 }
+            }
+        },
+    ));
+    // Around everything: every response is counted by its status.
+    let router = router.layer(axum::middleware::from_fn(
+        move |req: Request, next: Next| {
+            let app = Arc::clone(&counted);
+            async move {
+                let path = req.uri().path().to_string();
+                let response = next.run(req).await;
+                app.metrics.request(&path, response.status().as_u16());
+                response
             }
         },
     ));
@@ -332,6 +396,42 @@ async fn health(State(app): State<Arc<App>>) -> Response {
     (code, Json(body)).into_response()
 }
 
+/// Prometheus' text format, behind `--metrics` and the API key.
+async fn metrics_text(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    if !app.options.metrics {
+        return ApiError::new(
+            StatusCode::NOT_FOUND,
+            "invalid_request_error",
+            "metrics are off: start the server with --metrics",
+        )
+        .into_response();
+    }
+    if let Err(e) = authorize(&app, &headers) {
+        return e.into_response();
+    }
+    let folder = app.folder.lock().map(|f| f.clone()).unwrap_or_default();
+    let gauges = Gauges {
+        in_flight: app.in_flight.load(Ordering::SeqCst),
+        waiting: app.handle.waiting(),
+        queue: app.options.queue,
+        folder: metrics::FolderFigures {
+            ready: folder.ready,
+            files: folder.files,
+            chunks: folder.chunks,
+            stage: folder.stage,
+            cache_bytes: folder.cache_bytes,
+        },
+    };
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        app.metrics.render(&gauges),
+    )
+        .into_response()
+}
+
 /// Reads the body within the size limit and the time limit.
 async fn read_body(
     limit: usize,
@@ -410,7 +510,9 @@ impl Drop for StopOnDrop {
 async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Response, ApiError> {
     authorize(&app, &headers)?;
     let bytes = read_body(app.options.max_body, app.options.timeout, &headers, body).await?;
-    let (req, question) = request::parse(&app.options.ask, &bytes)?;
+    let (req, question) = request::parse(&app.options.ask, &bytes).inspect_err(|_| {
+        app.metrics.outcome(Outcome::Invalid);
+    })?;
     let ignored: Vec<&str> = req.ignored().collect();
     if !ignored.is_empty() {
         (app.options.log)(
@@ -421,6 +523,7 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
     let ticket = app.handle.ask(question).map_err(|e| match e {
         AskRefused::Busy(_) => {
             app.refused.fetch_add(1, Ordering::SeqCst);
+            app.metrics.outcome(Outcome::Refused);
             ApiError {
                 code: Some("rate_limit_exceeded"),
                 retry_after: Some(2),
@@ -436,7 +539,7 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
     })?;
     let stop = StopOnDrop(Arc::clone(&ticket.cancel));
     // The service's events, carried onto the async side, and counted.
-    let (tx, rx) = mpsc::channel::<AnswerEvent>(64);
+    let (tx, mut rx) = mpsc::channel::<AnswerEvent>(64);
     let counts = Arc::clone(&app);
     tokio::task::spawn_blocking(move || {
         let (mut started, mut gone) = (false, false);
@@ -447,7 +550,12 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
                     counts.started.fetch_add(1, Ordering::SeqCst);
                 }
                 AnswerEvent::Answered(done) => count(&counts, done),
-                _ => {}
+                AnswerEvent::Failed(f) => counts.metrics.outcome(if f.by_request {
+                    Outcome::Invalid
+                } else {
+                    Outcome::Failed
+                }),
+                AnswerEvent::Token { .. } => {}
             }
             if !gone && tx.blocking_send(e).is_err() {
                 ticket.cancel.store(true, Ordering::SeqCst);
@@ -457,16 +565,37 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
         if !started {
             // The service dropped it unread: its client had gone.
             counts.abandoned.fetch_add(1, Ordering::SeqCst);
+            counts.metrics.outcome(Outcome::Abandoned);
         }
     });
     let id = format!("chatcmpl-{:016x}", rand_id());
     // The model that answered, whatever name the client used.
     let model = app.options.model.clone();
     let in_flight = InFlight::new(&app);
+    let logprobs = req.logprobs().is_some();
     if req.stream {
-        Ok(stream(rx, id, model, (in_flight, stop)).into_response())
+        // Headers wait for the answer's first text: a question refused
+        // before it gets its status, not a 200 with an error inside.
+        let mut first = Vec::new();
+        while let Some(e) = rx.recv().await {
+            match e {
+                AnswerEvent::Started { .. } => {}
+                AnswerEvent::Failed(f) => return Err(ApiError::failed(f)),
+                AnswerEvent::Token { ref text, .. } if text.is_empty() => first.push(e),
+                e => {
+                    first.push(e);
+                    break;
+                }
+            }
+        }
+        let reply = Reply {
+            id,
+            model,
+            logprobs,
+        };
+        Ok(stream(first, rx, reply, (in_flight, stop)).into_response())
     } else {
-        let r = complete(rx, id, model).await;
+        let r = complete(rx, id, model, logprobs).await;
         drop((in_flight, stop));
         r
     }
@@ -542,35 +671,83 @@ fn usage(done: &Answered) -> Value {
 }
 
 fn count(app: &App, done: &Answered) {
-    if done.answer.generated.stop == StopReason::Cancelled {
+    let a = &done.answer;
+    if a.generated.stop == StopReason::Cancelled {
         app.cancelled.fetch_add(1, Ordering::SeqCst);
+        app.metrics.outcome(Outcome::Cancelled);
     } else {
         app.answered.fetch_add(1, Ordering::SeqCst);
+        app.metrics.outcome(Outcome::Answered);
     }
+    app.metrics.answer(&AnswerFigures {
+        ttft_s: a.ttft.as_secs_f64(),
+        decode_tokens_per_s: a.generated.decode_tokens_per_s(),
+        prompt_tokens: a.prompt_tokens,
+        completion_tokens: a.generated.tokens.len(),
+        states_from_memory: a.states.from_memory,
+        states_from_disk: a.states.from_disk,
+        states_from_store: a.states.from_store,
+        states_encoded: a.states.computed(),
+    });
+}
+
+/// A token's log-probability as OpenAI writes it (`-9999` for one the
+/// model gave no chance, which JSON cannot spell).
+fn logprob_value(lp: f32) -> f64 {
+    if lp.is_finite() {
+        lp as f64
+    } else {
+        -9999.0
+    }
+}
+
+/// `logprobs.content` entries for `tokens`, in OpenAI's shape.
+fn logprobs_content(tokens: &[TokenLogprob]) -> Vec<Value> {
+    tokens
+        .iter()
+        .map(|t| {
+            let top: Vec<Value> = t
+                .top
+                .iter()
+                .map(|a| {
+                    json!({
+                        "token": String::from_utf8_lossy(&a.bytes), "logprob": logprob_value(a.logprob),
+                        "bytes": a.bytes,
+                    })
+                })
+                .collect();
+            json!({
+                "token": String::from_utf8_lossy(&t.bytes), "logprob": logprob_value(t.logprob),
+                "bytes": t.bytes, "top_logprobs": top,
+            })
+        })
+        .collect()
 }
 
 async fn complete(
     mut rx: mpsc::Receiver<AnswerEvent>,
     id: String,
     model: String,
+    logprobs: bool,
 ) -> Result<Response, ApiError> {
+    let mut tokens = Vec::new();
     while let Some(e) = rx.recv().await {
         match e {
-            AnswerEvent::Started { .. } | AnswerEvent::Token(_) => {}
-            AnswerEvent::Failed(f) if f.by_request => return Err(ApiError::invalid(f.message)),
-            AnswerEvent::Failed(f) => {
-                return Err(ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "server_error",
-                    f.message,
-                ))
+            AnswerEvent::Started { .. } => {}
+            AnswerEvent::Token { tokens: t, .. } => {
+                if logprobs {
+                    tokens.extend(t);
+                }
             }
+            AnswerEvent::Failed(f) => return Err(ApiError::failed(f)),
             AnswerEvent::Answered(done) => {
                 let g = &done.answer.generated;
+                let logprobs = logprobs
+                    .then(|| json!({"content": logprobs_content(&tokens), "refusal": null}));
                 return Ok(Json(json!({
                     "id": id, "object": "chat.completion", "created": now(), "model": model,
                     "choices": [{
-                        "index": 0, "finish_reason": finish_reason(g.stop), "logprobs": null,
+                        "index": 0, "finish_reason": finish_reason(g.stop), "logprobs": logprobs,
                         "message": {"role": "assistant", "content": g.text},
                     }],
                     "usage": usage(&done),
@@ -587,63 +764,89 @@ async fn complete(
     ))
 }
 
-/// Server-sent events: a role chunk, content chunks, the closing chunk
-/// with its finish reason, then one with no choices carrying usage and
-/// sources, then `[DONE]`.
-fn stream(
-    mut rx: mpsc::Receiver<AnswerEvent>,
+/// What every chunk of one streamed response names.
+struct Reply {
     id: String,
     model: String,
+    /// Each content chunk carries its tokens' log-probabilities.
+    logprobs: bool,
+}
+
+/// Server-sent events: a role chunk, content chunks (`first`, already
+/// received, then the rest of `rx`), the closing chunk with its finish
+/// reason, then one with no choices carrying usage and sources, then
+/// `[DONE]`.
+fn stream(
+    first: Vec<AnswerEvent>,
+    mut rx: mpsc::Receiver<AnswerEvent>,
+    reply: Reply,
     held: (InFlight, StopOnDrop),
 ) -> Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>> {
     let (out, events) = mpsc::channel::<Result<Event, Infallible>>(64);
     tokio::spawn(async move {
         // Dropped when this task ends: a client gone stops the answer.
         let _held = held;
+        let Reply {
+            id,
+            model,
+            logprobs,
+        } = reply;
         let created = now();
-        let chunk = |delta: Value, finish: Option<&str>| {
+        let chunk = |delta: Value, finish: Option<&str>, tokens: Option<&[TokenLogprob]>| {
+            let logprobs = tokens.map(|t| json!({"content": logprobs_content(t), "refusal": null}));
             let v = json!({
                 "id": id, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}],
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs}],
             });
             Ok(Event::default().data(v.to_string()))
         };
         if out
-            .send(chunk(json!({"role": "assistant", "content": ""}), None))
+            .send(chunk(
+                json!({"role": "assistant", "content": ""}),
+                None,
+                None,
+            ))
             .await
             .is_err()
         {
             return;
         }
+        let mut first = first.into_iter();
         loop {
-            // A client that leaves is noticed even while its question
-            // waits and nothing is sent.
-            let e = tokio::select! {
-                e = rx.recv() => match e {
-                    Some(e) => e,
-                    None => break,
+            // A client that leaves is noticed even while nothing is sent.
+            let e = match first.next() {
+                Some(e) => e,
+                None => tokio::select! {
+                    e = rx.recv() => match e {
+                        Some(e) => e,
+                        None => break,
+                    },
+                    () = out.closed() => break,
                 },
-                () = out.closed() => break,
             };
             let sent = match e {
                 AnswerEvent::Started { .. } => continue,
-                AnswerEvent::Token(t) => out.send(chunk(json!({"content": t}), None)).await,
+                AnswerEvent::Token { text, tokens } => {
+                    let t = logprobs.then_some(tokens.as_slice());
+                    out.send(chunk(json!({"content": text}), None, t)).await
+                }
                 AnswerEvent::Failed(f) => {
-                    // Headers went out with the stream: the error is its
-                    // last event, typed as a 400 or a 500 would be.
+                    // Headers went out with the first text: the error is
+                    // the stream's last event, typed as a 400 or a 500
+                    // would be.
                     let kind = if f.by_request {
                         "invalid_request_error"
                     } else {
                         "server_error"
                     };
-                    let v = json!({"error": {"message": f.message, "type": kind}});
+                    let v = json!({"error": {"message": f.message, "type": kind, "code": f.code}});
                     let _ = out.send(Ok(Event::default().data(v.to_string()))).await;
                     let _ = out.send(Ok(Event::default().data("[DONE]"))).await;
                     break;
                 }
                 AnswerEvent::Answered(done) => {
                     let stop = finish_reason(done.answer.generated.stop);
-                    if out.send(chunk(json!({}), Some(stop))).await.is_err() {
+                    if out.send(chunk(json!({}), Some(stop), None)).await.is_err() {
                         break;
                     }
                     // Usage (with the timing) always: it is what this

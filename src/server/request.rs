@@ -1,11 +1,11 @@
 //! A chat completion request as clients send it. Fields OpenAI defines
-//! that ape-chat honours are read; fields it has no use for (`store`,
-//! `metadata`, `service_tier`, `parallel_tool_calls`, a newer client's
-//! additions…) are ignored, as OpenAI's own API, llama-server and Ollama
-//! ignore them, and named in the server's debug log; a feature asked for
-//! that ape-chat does not have (tools, `n` > 1, logprobs, stop sequences,
-//! penalties, a JSON response format) is refused by name, never silently
-//! dropped.
+//! that ape-chat honours are read (`stop`, `logprobs` and `top_logprobs`
+//! among them); fields it has no use for (`store`, `metadata`,
+//! `service_tier`, `parallel_tool_calls`, a newer client's additions…) are
+//! ignored, as OpenAI's own API, llama-server and Ollama ignore them, and
+//! named in the server's debug log; a feature asked for that ape-chat does
+//! not have (tools, `n` > 1, penalties, `logit_bias`, a JSON response
+//! format) is refused by name, never silently dropped.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +21,16 @@ use crate::service::Question;
 
 /// Largest `max_tokens` a request may ask for.
 pub(super) const MAX_TOKENS_CAP: usize = 4096;
+
+/// Stop texts a request may give, as OpenAI allows.
+const MAX_STOPS: usize = 4;
+
+/// Longest stop text, in bytes: a stop longer than any answer is a mistake,
+/// and each one is looked for after every token.
+const MAX_STOP_BYTES: usize = 1024;
+
+/// Most alternatives per token `top_logprobs` may ask for, as OpenAI allows.
+const MAX_TOP_LOGPROBS: u32 = 20;
 
 /// The sampling seed when a request names none (as `--seed`'s default).
 const DEFAULT_SEED: u32 = 42;
@@ -64,8 +74,11 @@ pub(crate) struct ChatRequest {
     functions: Option<Value>,
     #[serde(default)]
     response_format: Option<Value>,
+    /// Each answer token's log-probability in the response
+    /// (`choices[].logprobs.content`).
     #[serde(default)]
     logprobs: Option<bool>,
+    /// With `logprobs`: that many most likely tokens beside each one.
     #[serde(default)]
     top_logprobs: Option<u32>,
     #[serde(default)]
@@ -117,11 +130,19 @@ impl ChatRequest {
                 "tools and function calling are not supported",
             ));
         }
-        if self.logprobs == Some(true) || self.top_logprobs.is_some() {
-            return Err(ApiError::unsupported(
-                "logprobs",
-                "logprobs are not supported",
-            ));
+        if let Some(n) = self.top_logprobs {
+            if n > MAX_TOP_LOGPROBS {
+                return Err(ApiError::invalid_param(
+                    "top_logprobs",
+                    format!("top_logprobs must be between 0 and {MAX_TOP_LOGPROBS}"),
+                ));
+            }
+            if self.logprobs != Some(true) {
+                return Err(ApiError::invalid_param(
+                    "top_logprobs",
+                    "top_logprobs needs logprobs set to true",
+                ));
+            }
         }
         if nonempty(&self.logit_bias) {
             return Err(ApiError::unsupported(
@@ -129,12 +150,7 @@ impl ChatRequest {
                 "logit_bias is not supported",
             ));
         }
-        if nonempty(&self.stop) {
-            return Err(ApiError::unsupported(
-                "stop",
-                "stop sequences are not supported",
-            ));
-        }
+        self.stops()?;
         if let Some(f) = &self.response_format {
             if f.get("type").and_then(Value::as_str) != Some("text") {
                 return Err(ApiError::unsupported(
@@ -166,6 +182,45 @@ impl ChatRequest {
             }
         }
         Ok(())
+    }
+
+    /// The stop texts: none, one string, or a list of up to four, none
+    /// empty (an empty one would end every answer before it began).
+    fn stops(&self) -> Result<Vec<String>, ApiError> {
+        let bad = |why: String| ApiError::invalid_param("stop", why);
+        let list = match &self.stop {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    _ => Err(bad("stop must be a string or a list of strings".into())),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(bad("stop must be a string or a list of strings".into())),
+        };
+        if list.len() > MAX_STOPS {
+            return Err(bad(format!(
+                "stop takes at most {MAX_STOPS} texts, not {}",
+                list.len()
+            )));
+        }
+        if list.iter().any(String::is_empty) {
+            return Err(bad("a stop text must not be empty".into()));
+        }
+        if list.iter().any(|s| s.len() > MAX_STOP_BYTES) {
+            return Err(bad(format!(
+                "a stop text must be at most {MAX_STOP_BYTES} bytes"
+            )));
+        }
+        Ok(list)
+    }
+
+    /// How many alternatives each answer token comes with, when the
+    /// response reports log-probabilities at all (`logprobs`).
+    pub fn logprobs(&self) -> Option<usize> {
+        (self.logprobs == Some(true)).then(|| self.top_logprobs.unwrap_or(0) as usize)
     }
 
     /// The seed folded to 32 bits: distinct small seeds stay distinct, and
@@ -208,6 +263,8 @@ impl ChatRequest {
         if let Some(k) = self.top_k {
             o.top_k = k;
         }
+        o.generate.stop = self.stops()?;
+        o.generate.top_logprobs = self.logprobs().unwrap_or(0);
         Ok(o)
     }
 }
@@ -256,8 +313,15 @@ mod tests {
         for (extra, says) in [
             (r#""n":2"#, "n must be 1"),
             (r#""tools":[{"type":"function"}]"#, "tools"),
-            (r#""logprobs":true"#, "logprobs"),
-            (r#""stop":["x"]"#, "stop"),
+            (r#""logit_bias":{"1":5}"#, "logit_bias"),
+            (r#""top_logprobs":3"#, "needs logprobs"),
+            (r#""logprobs":true,"top_logprobs":21"#, "between 0 and 20"),
+            (r#""logprobs":"yes""#, "invalid type"),
+            (r#""stop":["a","b","c","d","e"]"#, "at most 4"),
+            (r##""stop":"""##, "must not be empty"),
+            (r#""stop":["x",""]"#, "must not be empty"),
+            (r#""stop":[1]"#, "a string or a list"),
+            (r#""stop":{"a":1}"#, "a string or a list"),
             (r#""presence_penalty":0.5"#, "presence_penalty"),
             (
                 r#""response_format":{"type":"json_object"}"#,
@@ -277,6 +341,31 @@ mod tests {
             let e = req(&format!("{{{MSGS},{extra}}}")).expect_err(extra);
             assert!(e.contains(says), "{extra}: {e}");
         }
+    }
+
+    /// `stop` as OpenAI takes it (a string or up to four), and `logprobs`
+    /// with `top_logprobs`, reach the answer's decoding.
+    #[test]
+    fn stop_texts_and_logprobs_reach_the_decoding() {
+        let opts = |extra: &str| {
+            let r: ChatRequest =
+                serde_json::from_str(&format!("{{{MSGS},{extra}}}")).expect("parses");
+            r.check().expect("accepted");
+            r.options(AskOptions::default()).expect("options").generate
+        };
+        assert_eq!(opts(r#""stop":"\n""#).stop, ["\n"]);
+        assert_eq!(opts(r#""stop":["END","Q:"]"#).stop, ["END", "Q:"]);
+        assert!(opts(r#""stop":null"#).stop.is_empty());
+        assert!(opts(r#""stop":[]"#).stop.is_empty());
+        assert_eq!(opts(r#""logprobs":true,"top_logprobs":5"#).top_logprobs, 5);
+        assert_eq!(opts(r#""logprobs":true"#).top_logprobs, 0);
+        assert_eq!(opts(r#""logprobs":false"#).top_logprobs, 0);
+        let r: ChatRequest =
+            serde_json::from_str(&format!(r#"{{{MSGS},"logprobs":true,"top_logprobs":2}}"#))
+                .expect("parses");
+        assert_eq!(r.logprobs(), Some(2));
+        let r: ChatRequest = serde_json::from_str(&format!("{{{MSGS}}}")).expect("parses");
+        assert_eq!(r.logprobs(), None);
     }
 
     /// What real clients send beside the fields ape-chat uses: ignored

@@ -27,7 +27,7 @@ fn a_doubted_answer_is_sequentials_and_a_sure_one_the_cached_modes() {
         let mut shown = String::new();
         let a = ws
             .ask(QUESTION, &[], o, &mut |t| {
-                shown.push_str(t);
+                shown.push_str(t.text);
                 true
             })
             .expect("ask");

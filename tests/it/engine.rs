@@ -694,10 +694,10 @@ mod decoding {
                 max_tokens,
                 sampling,
                 attribution: false,
-                stops: &[],
+                ..GenerateOptions::default()
             },
             &mut |piece| {
-                streamed.push_str(piece);
+                streamed.push_str(piece.text);
                 true
             },
         )
@@ -905,7 +905,7 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
             max_tokens: 12,
             sampling: Sampling::Greedy,
             attribution: false,
-            stops: &[],
+            ..GenerateOptions::default()
         };
         let answer = decode_answer(&mut s, opts, timings, t0, &mut |_| true).expect("generate");
         assert!(!answer.tokens.is_empty());
@@ -927,4 +927,98 @@ fn teacher_forced_likelihood_after_rewind_matches_a_direct_computation() {
         );
     }
     assert_eq!(log_prob(&[0.0, 0.0], 1), -(2.0f64).ln());
+}
+
+/// What a server's `logprobs` and `stop` rest on: the pieces an answer is
+/// streamed in carry each token once, with the log-probability it was
+/// drawn with and the alternatives a full sort of the same logits finds
+/// (computed here, from a fresh prefill); a caller's stop text cut across
+/// tokens ends the text before it and reports only the tokens shown.
+#[test]
+fn streamed_tokens_carry_their_logprobs_and_a_stop_cuts_text_and_tokens_alike() {
+    use ape_chat::engine::generate::{decode_answer, prefill};
+    use ape_chat::engine::{GenerateOptions, Mode, StopReason, TokenLogprob};
+
+    let e = engine();
+    let l = layout();
+    let mut s = e.session().expect("session");
+    let (prefix, chunks) = crate::common::sample_states(&mut s);
+    let refs: Vec<_> = chunks.iter().collect();
+    let q = l.question(e, SAMPLE_QUESTION);
+    let ctx = crate::common::context(&prefix, &refs, &q);
+    let run = |s: &mut ape_chat::engine::Session<'_>, stop: Vec<String>| {
+        let t0 = std::time::Instant::now();
+        let timings = prefill(s, Mode::Sequential, &ctx).expect("prefill");
+        let opts = GenerateOptions {
+            max_tokens: 16,
+            stop,
+            top_logprobs: 4,
+            ..GenerateOptions::default()
+        };
+        let (mut text, mut tokens) = (String::new(), Vec::<TokenLogprob>::new());
+        let answer = decode_answer(s, opts, timings, t0, &mut |p| {
+            text.push_str(p.text);
+            tokens.extend_from_slice(p.tokens);
+            true
+        })
+        .expect("generate");
+        (answer, text, tokens)
+    };
+    let (full, text, tokens) = run(&mut s, Vec::new());
+    assert_eq!(text, full.text);
+    assert!(full.tokens.len() >= 4, "{:?}", full.text);
+    assert_eq!(
+        tokens.iter().map(|t| t.token).collect::<Vec<_>>(),
+        full.tokens
+    );
+    assert_eq!(
+        tokens.iter().map(|t| t.logprob).collect::<Vec<_>>(),
+        full.logprobs
+    );
+    let spelled: Vec<u8> = tokens.iter().flat_map(|t| t.bytes.clone()).collect();
+    assert_eq!(String::from_utf8_lossy(&spelled), full.text);
+    // The alternatives, against sorting every logit of a fresh prefill.
+    prefill(&mut s, Mode::Sequential, &ctx).expect("prefill");
+    for (i, t) in tokens.iter().enumerate() {
+        let logits = s.logits().expect("logits");
+        let mut order: Vec<usize> = (0..logits.len()).collect();
+        order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]).then(a.cmp(&b)));
+        let top: Vec<i32> = t.top.iter().map(|a| a.token).collect();
+        let want: Vec<i32> = order[..4].iter().map(|&i| i as i32).collect();
+        assert_eq!(top, want, "token {i}");
+        assert_eq!(t.top[0].token, t.token, "greedy draws the most likely");
+        assert!(t.top.windows(2).all(|w| w[0].logprob >= w[1].logprob));
+        s.eval(&[t.token]).expect("eval");
+    }
+    // A stop made of the last character of one token and the first of the
+    // next, seen nowhere earlier.
+    let mut at = 0;
+    let mut cut = None;
+    for w in 1..tokens.len() - 1 {
+        at += tokens[w - 1].bytes.len();
+        let (a, b) = (&tokens[w].bytes, &tokens[w + 1].bytes);
+        let end = at + a.len();
+        let (Some(&x), Some(&y)) = (a.last(), b.first()) else {
+            continue;
+        };
+        if !x.is_ascii() || !y.is_ascii() || a.len() < 2 {
+            continue;
+        }
+        let stop = String::from_utf8(vec![x, y]).expect("ascii");
+        if full.text.find(&stop) == Some(end - 1) {
+            cut = Some((stop, end - 1, w));
+            break;
+        }
+    }
+    let (stop, end, w) = cut.expect("a stop across two tokens");
+    let (stopped, text, shown) = run(&mut s, vec![stop.clone()]);
+    assert_eq!(text, full.text[..end], "stop {stop:?}");
+    assert_eq!(stopped.text, text);
+    assert_eq!(stopped.stop, StopReason::EndOfTurn);
+    // Token w begins before the stop (its last byte starts it): shown.
+    // Token w + 1 is wholly inside the stop: never reported.
+    assert_eq!(
+        shown.iter().map(|t| t.token).collect::<Vec<_>>(),
+        full.tokens[..=w]
+    );
 }

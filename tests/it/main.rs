@@ -9,6 +9,7 @@ mod eval;
 mod formats;
 mod index;
 mod longer;
+mod serve_errors;
 mod serve_safety;
 mod server;
 mod state_store;

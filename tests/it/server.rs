@@ -137,7 +137,15 @@ fn the_official_openai_client_gets_answers_follow_ups_and_clear_errors() {
     );
     let server = Server::start(
         cache.path(),
-        &["--timeout", "2", "--queue", "8", "--max-tokens", "24"],
+        &[
+            "--timeout",
+            "2",
+            "--queue",
+            "8",
+            "--max-tokens",
+            "24",
+            "--metrics",
+        ],
     );
     let keyed = Server::start(keyed_cache.path(), &["--api-key", "s3cret"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/server/openai_client.py");

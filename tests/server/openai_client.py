@@ -3,8 +3,8 @@ not write), plus raw HTTP for what that client cannot send (bad JSON,
 invalid UTF-8, a slow body, a dropped connection).
 
 usage: openai_client.py BASE_URL KEY_BASE_URL KEY SERVER_PID
-  BASE_URL      a server with no key, --queue 1, --timeout 2
-  KEY_BASE_URL  a server started with --api-key KEY
+  BASE_URL      a server with no key, --queue 8, --timeout 2, --metrics
+  KEY_BASE_URL  a server started with --api-key KEY (no --metrics)
 Exits non-zero on the first failed check; prints one JSON summary line
 (the load test's figures) on success. Run by tests/it/server.rs.
 """
@@ -20,6 +20,7 @@ import urllib.parse
 import urllib.request
 
 import openai
+from prometheus_client.parser import text_string_to_metric_families
 
 BASE, KEY_BASE, KEY, PID = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 client = openai.OpenAI(base_url=BASE, api_key="unused", max_retries=0, timeout=300)
@@ -132,6 +133,137 @@ for chunk in client.chat.completions.create(
     elif chunk.usage is not None:
         usage_chunk = chunk
 check(usage_chunk is not None and usage_chunk.usage.completion_tokens >= 1, "include_usage: a final usage chunk")
+
+# --- logprobs and top_logprobs ------------------------------------------------
+def joined(content):
+    return b"".join(bytes(t.bytes) for t in content).decode("utf-8", errors="replace")
+
+
+base = client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=16,
+    logprobs=True, top_logprobs=3,
+)
+lp = base.choices[0].logprobs.content
+text = base.choices[0].message.content
+check(len(lp) >= 2, f"one entry per answer token: {len(lp)}")
+check(joined(lp) == text, f"the tokens spell the answer: {joined(lp)!r} != {text!r}")
+for t in lp:
+    check(t.logprob <= 0 and len(t.top_logprobs) == 3, f"a log-probability and 3 alternatives: {t}")
+    tops = [a.logprob for a in t.top_logprobs]
+    check(tops == sorted(tops, reverse=True), f"alternatives most likely first: {tops}")
+    # Greedy (no temperature): each token is its place's most likely one.
+    check(t.token == t.top_logprobs[0].token and abs(t.logprob - tops[0]) < 1e-6,
+          f"greedy picks the top alternative: {t}")
+    check(t.token == bytes(t.bytes).decode("utf-8", errors="replace"), "token is its bytes")
+plain = client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=16)
+check(plain.choices[0].logprobs is None, "no logprobs unless asked")
+check(plain.choices[0].message.content == text, "asking for logprobs changes no answer")
+streamed = []
+for chunk in client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=16,
+    logprobs=True, top_logprobs=3, stream=True,
+):
+    if chunk.choices and chunk.choices[0].logprobs is not None:
+        streamed += chunk.choices[0].logprobs.content
+check([(t.token, round(t.logprob, 5)) for t in streamed] == [(t.token, round(t.logprob, 5)) for t in lp],
+      "streamed logprobs are the same tokens with the same values")
+
+# --- stop: a text split across tokens, streamed and not -------------------------
+# A stop made of the end of one token and the start of the next, found
+# nowhere earlier in the answer.
+pieces = [bytes(t.bytes).decode("utf-8", errors="replace") for t in lp]
+stop, at = None, 0
+for i in range(len(pieces) - 1):
+    at += len(pieces[i])
+    if i > 0 and pieces[i] and pieces[i + 1]:
+        candidate = pieces[i][-1] + pieces[i + 1][0]
+        if text.find(candidate) == at - 1:
+            stop = candidate
+            break
+check(stop is not None, f"a stop across two tokens of {pieces}")
+want = text[: text.find(stop)]
+stopped = client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=16,
+    stop=[stop, "never-in-any-answer"], logprobs=True,
+)
+got = stopped.choices[0].message.content
+check(got == want, f"the answer ends before the stop {stop!r}: {got!r} != {want!r}")
+check(stopped.choices[0].finish_reason == "stop", f"finish_reason stop: {stopped.choices[0].finish_reason}")
+check(joined(stopped.choices[0].logprobs.content).startswith(want), "logprobs of the shown tokens")
+text_s, finish_s = "", None
+for chunk in client.chat.completions.create(
+    model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=16,
+    stop=stop, stream=True,
+):
+    if chunk.choices:
+        text_s += chunk.choices[0].delta.content or ""
+        finish_s = chunk.choices[0].finish_reason or finish_s
+check(text_s == want and finish_s == "stop", f"streamed, the same: {text_s!r} {finish_s}")
+
+# --- a question past the model's window: 400, streamed or not ------------------
+long_question = " ".join(["nightly snapshots backup policy keys"] * 12_000)
+for stream in (False, True):
+    try:
+        client.chat.completions.create(
+            model="ape-chat", messages=[{"role": "user", "content": long_question}], max_tokens=4,
+            stream=stream,
+        )
+        check(False, "a question past the window is refused")
+    except openai.BadRequestError as e:
+        check(e.body["code"] == "context_length_exceeded" and "positions" in e.body["message"],
+              f"names the window: {e.body}")
+
+
+# --- /metrics, read by Prometheus' own parser ---------------------------------
+def scrape(base=BASE, key=None):
+    req = urllib.request.Request(base.removesuffix("/v1") + "/metrics")
+    if key:
+        req.add_header("Authorization", f"Bearer {key}")
+    with urllib.request.urlopen(req) as r:
+        check(r.headers["content-type"].startswith("text/plain; version=0.0.4"), "the text format")
+        families = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
+    samples = {}
+    for f in families.values():
+        for s in f.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return families, samples
+
+
+families, before = scrape()
+for name, kind in [("apechat_requests", "counter"), ("apechat_answers", "counter"),
+                   ("apechat_ttft_seconds", "histogram"), ("apechat_decode_tokens_per_second", "histogram"),
+                   ("apechat_questions_waiting", "gauge"), ("apechat_requests_in_flight", "gauge"),
+                   ("apechat_states", "counter"), ("apechat_state_cache_bytes", "gauge"),
+                   ("apechat_index_stage", "gauge"), ("apechat_index_files_pending", "gauge"),
+                   ("apechat_folder_chunks", "gauge"), ("apechat_completion_tokens", "counter")]:
+    check(name in families and families[name].type == kind, f"{name} is a {kind}: {families.get(name)}")
+ok = ("apechat_requests_total", (("endpoint", "/v1/chat/completions"), ("status", "200")))
+bad = ("apechat_requests_total", (("endpoint", "/v1/chat/completions"), ("status", "400")))
+answered = ("apechat_answers_total", (("outcome", "answered"),))
+ttft_n = ("apechat_ttft_seconds_count", ())
+tokens = ("apechat_completion_tokens_total", ())
+check(before[ok] >= 10 and before[bad] >= 2, f"earlier requests counted: {before[ok]}, {before.get(bad)}")
+check(before[("apechat_folder_chunks", ())] == health()["folder"]["chunks"], "the folder's chunks")
+states = sum(v for (n, _), v in before.items() if n == "apechat_states_total")
+check(states > 0, "states read are counted")
+client.chat.completions.create(model="ape-chat", messages=[{"role": "user", "content": QUESTION}], max_tokens=4)
+try:
+    client.chat.completions.create(model="ape-chat", messages=[{"role": "user", "content": QUESTION}], n=2)
+except openai.BadRequestError:
+    pass
+_, after = scrape()
+check(after[ok] == before[ok] + 1, f"one more 200: {before[ok]} -> {after[ok]}")
+check(after[bad] == before[bad] + 1, f"one more 400: {before[bad]} -> {after[bad]}")
+check(after[answered] == before[answered] + 1, "one more answered")
+check(after[ttft_n] == before[ttft_n] + 1, "one more time to first token")
+check(after[tokens] > before[tokens], "answer tokens counted")
+check(after[("apechat_requests_in_flight", ())] == 0, "nothing in flight")
+try:
+    scrape(KEY_BASE, KEY)
+    check(False, "/metrics is off without --metrics")
+except urllib.error.HTTPError as e:
+    check(e.code == 404 and "--metrics" in json.load(e)["error"]["message"], f"off: {e.code}")
 
 # --- the key -----------------------------------------------------------------
 keyed = openai.OpenAI(base_url=KEY_BASE, api_key="wrong", max_retries=0)
