@@ -117,13 +117,19 @@ pub enum AnswerEvent {
 #[derive(Clone, Debug)]
 pub struct Failure {
     pub message: String,
-    /// The question itself asked for what cannot be (a file the folder
-    /// does not have, more than the memory budget holds, past the model's
-    /// window): a server answers 400, not 500.
-    pub by_request: bool,
-    /// The machine-readable cause a server names (OpenAI's error `code`:
-    /// `context_length_exceeded`, …).
+    /// What the question itself asked for that cannot be (a file the
+    /// folder does not have, more than the memory budget holds, past the
+    /// model's window), named as OpenAI's error `code` names it
+    /// (`context_length_exceeded`, …); `None` when the folder or the
+    /// machine failed.
     pub code: Option<&'static str>,
+}
+
+impl Failure {
+    /// The question was at fault: a server answers 400, not 500.
+    pub fn by_request(&self) -> bool {
+        self.code.is_some()
+    }
 }
 
 /// A finished answer and its sources' texts (for previews), in source
@@ -376,7 +382,6 @@ impl Service {
                 Request::Ask(p) => {
                     let _ = p.events.send(AnswerEvent::Failed(Failure {
                         message: message.to_string(),
-                        by_request: false,
                         code: None,
                     }));
                     self.handle.waiting.fetch_sub(1, Ordering::SeqCst);
@@ -752,7 +757,6 @@ fn answer(ws: &mut Workspace<'_>, o: &ServiceOptions, p: Pending) {
         Err(e) => {
             let _ = events.send(AnswerEvent::Failed(Failure {
                 message: e.to_string(),
-                by_request: e.is_the_request(),
                 code: e.code(),
             }));
         }

@@ -77,6 +77,12 @@ fn head(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
+/// A family of one unlabelled sample.
+fn one(out: &mut String, name: &str, kind: &str, help: &str, v: f64) {
+    head(out, name, kind, help);
+    let _ = writeln!(out, "{name} {v}");
+}
+
 /// How one question's answer ended, for `apechat_answers_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Outcome {
@@ -257,10 +263,7 @@ impl Metrics {
                 o.label()
             );
         }
-        let mut gauge = |name: &str, help: &str, v: f64| {
-            head(&mut out, name, "gauge", help);
-            let _ = writeln!(out, "{name} {v}");
-        };
+        let mut gauge = |name: &str, help: &str, v: f64| one(&mut out, name, "gauge", help, v);
         gauge(
             "apechat_requests_in_flight",
             "Chat requests being answered or waiting for the model.",
@@ -341,10 +344,8 @@ impl Metrics {
             "apechat_decode_tokens_per_second",
             "Decode speed of each answer after its first token.",
         );
-        let mut counter = |name: &str, help: &str, v: u64| {
-            head(&mut out, name, "counter", help);
-            let _ = writeln!(out, "{name} {v}");
-        };
+        let mut counter =
+            |name: &str, help: &str, v: u64| one(&mut out, name, "counter", help, v as f64);
         counter(
             "apechat_prompt_tokens_total",
             "Tokens answers were conditioned on (prefix, chunks, conversation, question).",

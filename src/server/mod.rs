@@ -178,7 +178,7 @@ impl ApiError {
     /// with the engine's words: how many positions, the window, the
     /// budget, the file) or the server's (500).
     fn failed(f: Failure) -> Self {
-        if f.by_request {
+        if f.by_request() {
             Self {
                 code: f.code,
                 ..Self::invalid(f.message)
@@ -550,7 +550,7 @@ async fn chat_inner(app: Arc<App>, headers: HeaderMap, body: Body) -> Result<Res
                     counts.started.fetch_add(1, Ordering::SeqCst);
                 }
                 AnswerEvent::Answered(done) => count(&counts, done),
-                AnswerEvent::Failed(f) => counts.metrics.outcome(if f.by_request {
+                AnswerEvent::Failed(f) => counts.metrics.outcome(if f.by_request() {
                     Outcome::Invalid
                 } else {
                     Outcome::Failed
@@ -834,7 +834,7 @@ fn stream(
                     // Headers went out with the first text: the error is
                     // the stream's last event, typed as a 400 or a 500
                     // would be.
-                    let kind = if f.by_request {
+                    let kind = if f.by_request() {
                         "invalid_request_error"
                     } else {
                         "server_error"
