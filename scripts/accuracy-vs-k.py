@@ -48,7 +48,7 @@ own OUT: the script refuses to mix them.
 --table prints, per model, accuracy ("contains") per K and quality with
 95 % intervals resampled by article, recall at K, and each cached
 quality's paired difference from `exact` where both ran; then the counts
-the README's text quotes (paired wins and losses between reads, right at
+the results page's text quotes (paired wins and losses between reads, right at
 any K, the narrowest K's retrieval misses) and TTFT medians per machine;
 for a --missed-by set, also the screening's miss rate and the missed
 paragraphs' retrieval ranks at the widest K.
@@ -171,7 +171,7 @@ def missed_questions(pool: list[dict], k0: str, per_article: int, screen: pathli
     """The questions of the pool whose paragraph the top-k0 retrieval
     misses, at most per_article per article, in the pool's order. Each
     question is screened once by ask(q, k0) (its sources), and the outcome
-    kept in `screen` (resumable; the README quotes the miss rate from it)."""
+    kept in `screen` (resumable; docs/results.md quotes the miss rate from it)."""
     seen = {}
     if screen.exists():
         for line in screen.read_text().splitlines():
@@ -252,7 +252,7 @@ def secs(t: float, digits_under: float = 10) -> str:
 
 
 def counts(rows: list[dict], qs: list[str], ks: list[str]) -> str:
-    """The counts the README's prose quotes, from the same rows as the
+    """The counts the results page quotes, from the same rows as the
     table: paired wins and losses (the widest read against the narrowest
     and against `exact`'s widest, and against `exact` at each K),
     right at any K, what the narrowest K's retrieval missed, and TTFT per

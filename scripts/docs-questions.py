@@ -11,7 +11,7 @@ its answer pattern matches its evidence and not its own question (an answer
 that only repeats the question is never right). ROOT defaults to rustup's
 documentation, `$(rustc --print sysroot)/share/doc/rust/html`.
 
-The Rust Programming Language (folder `book`) is held out (README, Right on
+The Rust Programming Language (folder `book`) is held out (docs/results.md, Right on
 real documents): a question from it is an error.
 
 Exit status 1 if any question fails, with one line per failure.

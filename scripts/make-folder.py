@@ -2,7 +2,7 @@
 """Writes a folder of N short service runbooks (Markdown), each with facts
 no other file has (its port, team, region, backup interval): a fresh
 folder for measurements that need many files (`bench store`'s second
-machine in the README). Deterministic: the same N gives the same files.
+machine in docs/results.md). Deterministic: the same N gives the same files.
 
 usage: scripts/make-folder.py DIR [N]   (N defaults to 500)
 """

@@ -21,6 +21,8 @@ fi
 cargo fmt -- --check
 cargo fmt --manifest-path crates/cuda-preflight/Cargo.toml -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
+# No two modules import each other (ARCHITECTURE.md).
+python3 scripts/check-circles.py
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 cargo test --release --locked 2>&1 | tee "$log"

@@ -13,7 +13,8 @@
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use crate::config::{ApeSettings, ConfigError};
+use crate::config::ApeSettings;
+pub use crate::config::Quality;
 use crate::engine::generate::Context;
 use crate::engine::{
     generate, ApeParams, ChunkState, EngineError, GenerateOptions, Generated, Mode, Piece,
@@ -24,109 +25,10 @@ use crate::index::manifest::ChunkRecord;
 use crate::index::{FolderIndex, Hit, IndexError, Retrieval, TopK};
 use crate::states::{StateReads, States};
 
-/// Speed against faithfulness to sequential prefill, as a user chooses it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Quality {
-    /// APE over cached states: the fastest answer.
-    Fast,
-    /// APE, and the best-ranked chunk echoed right before the question: its
-    /// cached cells copied there, no prefill ([`ApeParams::echo`]); the
-    /// best chunk re-read whole by prefill over named files, and on a GPU
-    /// while that is cheap there ([`WHOLE_REREAD_BUDGET`]).
-    #[default]
-    Balanced,
-    /// Sequential prefill of every chunk: the baseline, slowest.
-    Exact,
-}
-
-impl Quality {
-    /// `balanced`, for what the user's settings and the model's shipped
-    /// `balanced` ones leave unset: APE with the best-ranked chunk echoed
-    /// whole before the question. Chosen on the real-documents tune half
-    /// (README, Right on real documents) with the default model's S = 0.8:
-    /// it answered as many as sequential prefill there at 22× its speed,
-    /// where the 48-token re-read it replaces lost answers plain APE got
-    /// right (the window pulled "target/release" to "target/debug") at 9.5×,
-    /// and a sequential re-answer of doubtful first tokens added nothing
-    /// (`scripts/doubt-threshold.py`). An echo costs no prefill, so the
-    /// window that saved prefill is no longer needed.
-    pub const BALANCED: ApeSettings = ApeSettings {
-        temperature_ape: None,
-        scale_ape: None,
-        reread: Some(1),
-        reread_window: Some(0),
-        reread_sentences: None,
-        reread_echo: Some(true),
-        focus: None,
-        doubt: None,
-    };
-
-    /// `balanced`'s whole-chunk re-read by prefill, where it was measured
-    /// and the echo was not. On a GPU: a 256-token chunk's prefill takes
-    /// about 13 ms there on a small model's short context (README, On an
-    /// NVIDIA GPU), so the re-read is worth its cost (a big model over a
-    /// long context is another matter: [`WHOLE_REREAD_BUDGET`]). Over named
-    /// files (`--file`): "how many" and "list every" need the chunk's every
-    /// line (README, Whole-file questions: a 48- or 64-token window answered
-    /// 3 where the whole chunk gave 7).
-    pub const BALANCED_WHOLE: ApeSettings = ApeSettings {
-        temperature_ape: None,
-        scale_ape: None,
-        reread: Some(1),
-        reread_window: Some(0),
-        reread_sentences: None,
-        reread_echo: Some(false),
-        focus: None,
-        doubt: None,
-    };
-
-    /// The mode this quality answers in under `settings` (what flags, the
-    /// environment, the config files and the model's shipped calibration
-    /// set) and, where it differs, the one for a whole-chunk re-read
-    /// ([`Self::BALANCED_WHOLE`]). `balanced` is what is set above the
-    /// preset: the user's settings over the model's shipped `balanced` ones
-    /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
-    /// the echo, measured there). What the user set beats the preset,
-    /// field by field, and the preset beats the calibration; `fast` never
-    /// re-reads or doubts.
-    pub fn modes(
-        self,
-        settings: ApeSettings,
-        balanced: ApeSettings,
-    ) -> Result<(Mode, Option<Mode>), ConfigError> {
-        Ok(match self {
-            Quality::Exact => (Mode::Sequential, None),
-            Quality::Fast => (
-                Mode::Ape(ApeParams {
-                    reread: 0,
-                    doubt: None,
-                    ..settings.params()?
-                }),
-                None,
-            ),
-            Quality::Balanced => {
-                let window = balanced.over(Self::BALANCED).over(settings);
-                let whole = settings.over(Self::BALANCED_WHOLE);
-                let (window, whole) = (Mode::Ape(window.params()?), Mode::Ape(whole.params()?));
-                (window, (whole != window).then_some(whole))
-            }
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Quality::Fast => "fast",
-            Quality::Balanced => "balanced",
-            Quality::Exact => "exact",
-        }
-    }
-}
-
 /// A whole-chunk re-read on a GPU slower than this (twice: [`RereadCosts`])
 /// makes `balanced` echo the chunk instead, over contexts at least as
 /// large: about where a wait starts to be noticed. Measured
-/// (README, On an NVIDIA GPU): the whole 256-token chunk adds 13–15 ms on
+/// (docs/results.md, On an NVIDIA GPU): the whole 256-token chunk adds 13–15 ms on
 /// the 0.5B shape at 2,560 tokens, where the window would save little;
 /// 52 ms there at 8K, and a 512-token chunk 157 ms on the 8B shape at 8K
 /// and 526 ms at 32K, where the window costs 15 and 59 ms.
@@ -269,7 +171,7 @@ pub struct Source {
     /// its re-read included (when attribution was on and at least one token
     /// was generated). What the model looked at, not where the answer came
     /// from: on SQuAD the largest share is on the answer's paragraph no more
-    /// often than retrieval's first chunk is (README, Attribution).
+    /// often than retrieval's first chunk is (docs/results.md, Attribution).
     pub attention_share: Option<f64>,
 }
 
@@ -717,7 +619,7 @@ mod tests {
     /// `balanced` reads the whole best chunk on a GPU until whole re-reads
     /// there were measured slow twice, then the window over contexts at
     /// least as large; on a CPU the window; over named files the whole
-    /// chunk always. The figures are the 8B shape's on an H200 (README).
+    /// chunk always. The figures are the 8B shape's on an H200 (docs/results.md).
     #[test]
     fn balanced_on_a_gpu_reads_the_whole_chunk_until_it_was_measured_slow() {
         let options = AskOptions::default();

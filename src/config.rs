@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::engine::{ApeParams, Mode};
+
 /// The TOML file's settings; every key is optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
@@ -31,7 +33,7 @@ pub struct FileConfig {
     /// Most chunks one `serve` request may read (its `top_k`, `"all"` and
     /// `files` together); the memory budget stays the hard cap.
     pub max_request_chunks: Option<usize>,
-    /// What `balanced` sets above its preset ([`crate::answer::Quality::modes`]):
+    /// What `balanced` sets above its preset ([`Quality::modes`]):
     /// this file's APE settings over the model's shipped `balanced` ones.
     /// Filled by [`Self::for_model`], never read from the file.
     #[serde(skip)]
@@ -41,7 +43,7 @@ pub struct FileConfig {
     pub include: Vec<String>,
     /// Skip files matching these globs; `--exclude` flags replace them.
     pub exclude: Vec<String>,
-    pub quality: Option<crate::answer::Quality>,
+    pub quality: Option<Quality>,
     pub cache_budget_gb: Option<f64>,
     /// A shared store of chunk states (`--state-store`).
     pub state_store: Option<String>,
@@ -58,7 +60,7 @@ pub struct FileConfig {
 /// (with their environment variables), the config file's keys (top level
 /// and per model), the shipped settings and what `calibrate` saves. A
 /// field left `None` falls through to the layer below ([`Self::over`]),
-/// then to [`ApeParams::DEFAULT`](crate::engine::ApeParams::DEFAULT).
+/// then to [`ApeParams::DEFAULT`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, serde::Serialize, clap::Args)]
 #[serde(default)]
 pub struct ApeSettings {
@@ -151,9 +153,9 @@ impl ApeSettings {
     }
 
     /// The engine's parameters: what is set, the defaults for the rest.
-    pub fn params(&self) -> Result<crate::engine::ApeParams, ConfigError> {
-        let d = crate::engine::ApeParams::DEFAULT;
-        let p = crate::engine::ApeParams {
+    pub fn params(&self) -> Result<ApeParams, ConfigError> {
+        let d = ApeParams::DEFAULT;
+        let p = ApeParams {
             temperature: self.temperature_ape.unwrap_or(d.temperature),
             scale: self.scale_ape.unwrap_or(d.scale),
             reread: self.reread.unwrap_or(d.reread),
@@ -249,7 +251,7 @@ impl FileConfig {
 
     /// `flags` (and their environment) over this file's APE settings: for
     /// every quality, and what `balanced` sets above its preset (see
-    /// [`crate::answer::Quality::modes`]), in that order.
+    /// [`Quality::modes`]), in that order.
     pub fn ape_layers(&self, flags: ApeSettings) -> (ApeSettings, ApeSettings) {
         (flags.over(self.ape), flags.over(self.balanced))
     }
@@ -476,6 +478,105 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # model identity; they beat the values above for that model.
 "#;
 
+/// Speed against faithfulness to sequential prefill, as a user chooses it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quality {
+    /// APE over cached states: the fastest answer.
+    Fast,
+    /// APE, and the best-ranked chunk echoed right before the question: its
+    /// cached cells copied there, no prefill ([`ApeParams::echo`]); the
+    /// best chunk re-read whole by prefill over named files, and on a GPU
+    /// while that is cheap there ([`WHOLE_REREAD_BUDGET`](crate::answer::WHOLE_REREAD_BUDGET)).
+    #[default]
+    Balanced,
+    /// Sequential prefill of every chunk: the baseline, slowest.
+    Exact,
+}
+
+impl Quality {
+    /// `balanced`, for what the user's settings and the model's shipped
+    /// `balanced` ones leave unset: APE with the best-ranked chunk echoed
+    /// whole before the question. Chosen on the real-documents tune half
+    /// (docs/results.md, Right on real documents) with the default model's S = 0.8:
+    /// it answered as many as sequential prefill there at 22× its speed,
+    /// where the 48-token re-read it replaces lost answers plain APE got
+    /// right (the window pulled "target/release" to "target/debug") at 9.5×,
+    /// and a sequential re-answer of doubtful first tokens added nothing
+    /// (`scripts/doubt-threshold.py`). An echo costs no prefill, so the
+    /// window that saved prefill is no longer needed.
+    pub const BALANCED: ApeSettings = ApeSettings {
+        temperature_ape: None,
+        scale_ape: None,
+        reread: Some(1),
+        reread_window: Some(0),
+        reread_sentences: None,
+        reread_echo: Some(true),
+        focus: None,
+        doubt: None,
+    };
+
+    /// `balanced`'s whole-chunk re-read by prefill, where it was measured
+    /// and the echo was not. On a GPU: a 256-token chunk's prefill takes
+    /// about 13 ms there on a small model's short context (docs/results.md, On an
+    /// NVIDIA GPU), so the re-read is worth its cost (a big model over a
+    /// long context is another matter: [`WHOLE_REREAD_BUDGET`](crate::answer::WHOLE_REREAD_BUDGET)). Over named
+    /// files (`--file`): "how many" and "list every" need the chunk's every
+    /// line (docs/results.md, Whole-file questions: a 48- or 64-token window answered
+    /// 3 where the whole chunk gave 7).
+    pub const BALANCED_WHOLE: ApeSettings = ApeSettings {
+        temperature_ape: None,
+        scale_ape: None,
+        reread: Some(1),
+        reread_window: Some(0),
+        reread_sentences: None,
+        reread_echo: Some(false),
+        focus: None,
+        doubt: None,
+    };
+
+    /// The mode this quality answers in under `settings` (what flags, the
+    /// environment, the config files and the model's shipped calibration
+    /// set) and, where it differs, the one for a whole-chunk re-read
+    /// ([`Self::BALANCED_WHOLE`]). `balanced` is what is set above the
+    /// preset: the user's settings over the model's shipped `balanced` ones
+    /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
+    /// the echo, measured there). What the user set beats the preset,
+    /// field by field, and the preset beats the calibration; `fast` never
+    /// re-reads or doubts.
+    pub fn modes(
+        self,
+        settings: ApeSettings,
+        balanced: ApeSettings,
+    ) -> Result<(Mode, Option<Mode>), ConfigError> {
+        Ok(match self {
+            Quality::Exact => (Mode::Sequential, None),
+            Quality::Fast => (
+                Mode::Ape(ApeParams {
+                    reread: 0,
+                    doubt: None,
+                    ..settings.params()?
+                }),
+                None,
+            ),
+            Quality::Balanced => {
+                let window = balanced.over(Self::BALANCED).over(settings);
+                let whole = settings.over(Self::BALANCED_WHOLE);
+                let (window, whole) = (Mode::Ape(window.params()?), Mode::Ape(whole.params()?));
+                (window, (whole != window).then_some(whole))
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Quality::Fast => "fast",
+            Quality::Balanced => "balanced",
+            Quality::Exact => "exact",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,7 +590,7 @@ mod tests {
         for (id, s) in &all {
             assert_eq!(id.len(), 64, "{id} is a model identity");
             let (t, sc) = (s.settings.ape.temperature_ape, s.settings.ape.scale_ape);
-            let params = crate::engine::ApeParams::new(t.expect("T"), sc.expect("S"));
+            let params = ApeParams::new(t.expect("T"), sc.expect("S"));
             params.validate().expect("valid APE settings");
             assert_eq!(shipped(id), Some(s.settings));
             // `balanced`'s shipped settings, over the calibration.

@@ -135,6 +135,25 @@ proptest! {
         let _ = g.check(&Method::POST, &h);
     }
 
+    /// The HTML reader on markup made of the pieces it acts on (main
+    /// content, chrome it drops, attributes quoted and not, comments,
+    /// scripts, unclosed tags): it never panics, and what it drops never
+    /// shows.
+    #[test]
+    fn html_markup_never_panics(pieces in prop::collection::vec(prop::sample::select(vec![
+        "<main>", "</main>", "<div role=main>", "<div role='main' class=\"a\">", "</div>", "<div>",
+        "<nav>", "</nav>", "<div hidden>", "<div class=\"x hidden\">", "<aside>", "</aside>",
+        "<header>", "</header>", "<p>", "</p>", "<h2>", "</h2>", "<!--", "-->", "<script>", "</script>",
+        "<input hidden>", "<br/>", "<", ">", "=", "\"", "'", "word", "é", "&amp;", " ",
+        "<div title=\"a hidden b\">", "<span aria-hidden=true>", "</span>",
+    ]), 0..60)) {
+        let html: String = pieces.concat();
+        let text = crate::ingest::extract::extract(Path::new("x.html"), html.as_bytes())
+            .map(|x| x.text)
+            .unwrap_or_default();
+        prop_assert!(!text.contains("<nav>"), "{text:?}");
+    }
+
     /// HTML and the chunker on arbitrary text: every chunk within budget.
     #[test]
     fn html_and_chunking_never_panic(text in "\\PC{0,600}") {

@@ -34,6 +34,7 @@ pub mod server;
 pub mod service;
 pub mod states;
 pub mod statestore;
+pub mod svg;
 pub mod tui;
 pub mod watch;
 pub mod workspace;

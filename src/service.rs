@@ -419,6 +419,12 @@ struct Pass {
     /// Units still to do per stage when counting started.
     vectors_total: usize,
     states_total: usize,
+    /// Units still to do per stage, as the last unit said.
+    vectors_left: usize,
+    states_left: usize,
+    /// The stage last announced, so each is announced as it starts (before
+    /// its first unit, which may take seconds), not after.
+    opened: Option<Stage>,
     background_started: Option<Instant>,
     reported: bool,
 }
@@ -432,6 +438,9 @@ impl Pass {
             changes,
             vectors_total: b.vectors.len(),
             states_total: b.states.len(),
+            vectors_left: b.vectors.len(),
+            states_left: b.states.len(),
+            opened: None,
             background_started: None,
             reported: false,
         }
@@ -455,7 +464,30 @@ impl Pass {
         self.changes += changes;
         let b = ws.backlog();
         (self.vectors_total, self.states_total) = (b.vectors.len(), b.states.len());
+        (self.vectors_left, self.states_left) = (b.vectors.len(), b.states.len());
+        self.opened = None;
         self.reported = false;
+    }
+
+    /// The stage the next unit belongs to, announced once as it opens.
+    fn opening(&mut self, with_states: bool) -> Option<IndexProgress> {
+        let (stage, left, total) = if self.vectors_left > 0 {
+            (Stage::Vectors, self.vectors_left, self.vectors_total)
+        } else if with_states && self.states_left > 0 {
+            (Stage::States, self.states_left, self.states_total)
+        } else {
+            return None;
+        };
+        if self.opened == Some(stage) {
+            return None;
+        }
+        self.opened = Some(stage);
+        let total = total.max(left);
+        Some(IndexProgress::Stage {
+            stage,
+            done: total - left,
+            total,
+        })
     }
 
     /// Counts a unit and says how far its stage is.
@@ -464,10 +496,12 @@ impl Pass {
         let (stage, left, total) = match step {
             Step::Vectors { done, left } => {
                 self.report.chunks_embedded += done;
+                self.vectors_left = left;
                 (Stage::Vectors, left, &mut self.vectors_total)
             }
             Step::State { encoded, left } => {
                 self.report.chunks_encoded += usize::from(encoded);
+                self.states_left = left;
                 (Stage::States, left, &mut self.states_total)
             }
             Step::Unencodable {
@@ -479,6 +513,7 @@ impl Pass {
                     path: chunk,
                     reason,
                 });
+                self.states_left = left;
                 (Stage::States, left, &mut self.states_total)
             }
             Step::Yielded | Step::Preload { .. } | Step::Preloaded(_) => return None,
@@ -591,6 +626,9 @@ fn run_loop(
                 wait = preload_unit(ws, emit);
             }
             continue;
+        }
+        if let Some(p) = pass.opening(o.with_states) {
+            emit(FolderEvent::Progress(p));
         }
         let stepped = ws.step(o.with_states);
         // The shared store's notes (down, back, a bad value), as they come.

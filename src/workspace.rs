@@ -18,6 +18,7 @@ use crate::answer::{self, Answer, AskOptions, Exchange};
 use crate::compute::Budget;
 use crate::engine::{Engine, EngineError, Piece, PromptLayout, Session};
 use crate::index::dense::{EmbedOptions, Embedder};
+use crate::index::dry_run::DryRun;
 use crate::index::manifest::ChunkId;
 use crate::index::TopK;
 use crate::index::{FolderIndex, IndexError, IndexProgress, UpdateReport};
@@ -444,6 +445,32 @@ impl<'e> Workspace<'e> {
         crate::kvstore::publish_tiers(&model.unwrap_or_default(), &engine.tier_stats(), shared);
         Ok(a)
     }
+}
+
+/// What indexing `folder` with `o` would read and pass over, read and
+/// chunked as the text stage reads it, nothing written (`index --dry-run`).
+pub fn dry_run(
+    engine: &Engine,
+    folder: &Path,
+    o: &FolderOptions,
+    progress: &mut dyn FnMut(IndexProgress),
+) -> Result<DryRun, WorkspaceError> {
+    if o.chunk_tokens < 16 {
+        return Err(WorkspaceError::ChunkTokens);
+    }
+    let layout = PromptLayout::new(engine, &o.system_prompt)?.pad(engine, o.prefix_newlines);
+    let count = |t: &str| engine.tokenize(t).len();
+    let encoded = |t: &str| layout.chunk(engine, t).len();
+    Ok(crate::index::dry_run::dry_run(
+        folder,
+        &o.filters,
+        &o.extraction,
+        o.chunk_tokens,
+        &count,
+        &encoded,
+        &mut |_| {},
+        progress,
+    )?)
 }
 
 impl Drop for Workspace<'_> {

@@ -73,6 +73,9 @@ _ape__chat() {
             ape__chat__subcmd__bench,help)
                 cmd="ape__chat__subcmd__bench__subcmd__help"
                 ;;
+            ape__chat__subcmd__bench,index)
+                cmd="ape__chat__subcmd__bench__subcmd__index"
+                ;;
             ape__chat__subcmd__bench,retrieval)
                 cmd="ape__chat__subcmd__bench__subcmd__retrieval"
                 ;;
@@ -102,6 +105,9 @@ _ape__chat() {
                 ;;
             ape__chat__subcmd__bench__subcmd__help,help)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__help"
+                ;;
+            ape__chat__subcmd__bench__subcmd__help,index)
+                cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__index"
                 ;;
             ape__chat__subcmd__bench__subcmd__help,retrieval)
                 cmd="ape__chat__subcmd__bench__subcmd__help__subcmd__retrieval"
@@ -193,6 +199,9 @@ _ape__chat() {
             ape__chat__subcmd__help__subcmd__bench,frontier)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__frontier"
                 ;;
+            ape__chat__subcmd__help__subcmd__bench,index)
+                cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__index"
+                ;;
             ape__chat__subcmd__help__subcmd__bench,retrieval)
                 cmd="ape__chat__subcmd__help__subcmd__bench__subcmd__retrieval"
                 ;;
@@ -221,7 +230,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -379,7 +388,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench)
-            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help ttft suite context retrieval first-answer follow-ups store frontier compete help"
+            opts="-h --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help ttft suite context retrieval first-answer follow-ups store frontier index compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -553,7 +562,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -715,7 +724,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -923,7 +932,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help)
-            opts="ttft suite context retrieval first-answer follow-ups store frontier compete help"
+            opts="ttft suite context retrieval first-answer follow-ups store frontier index compete help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1020,6 +1029,20 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__index)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ape__subcmd__chat__subcmd__bench__subcmd__help__subcmd__retrieval)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1076,8 +1099,98 @@ _ape__chat() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ape__subcmd__chat__subcmd__bench__subcmd__index)
+            opts="-h --vector-sample --state-sample --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --vector-sample)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-sample)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prefix-newlines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --embed-model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ort-lib)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --include)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-budget-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extract-memory-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extract-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kv-type)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-layers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --memory-budget-gb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --preload)
+                    COMPREPLY=($(compgen -W "auto on off" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ape__subcmd__chat__subcmd__bench__subcmd__retrieval)
-            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --questions --k --vectors --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1175,7 +1288,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__store)
-            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1329,7 +1442,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2117,7 +2230,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval__subcmd__docs)
-            opts="-h --questions --root --half --settings --limit --results --svg --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --questions --root --half --settings --limit --results --svg --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2309,7 +2422,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench)
-            opts="ttft suite context retrieval first-answer follow-ups store frontier compete"
+            opts="ttft suite context retrieval first-answer follow-ups store frontier index compete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2379,6 +2492,20 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__frontier)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ape__subcmd__chat__subcmd__help__subcmd__bench__subcmd__index)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2659,7 +2786,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__index)
-            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --no-states --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --no-states --json --dry-run --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2779,7 +2906,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --metrics --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --metrics --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2977,7 +3104,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__watch)
-            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --debounce-ms --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --debounce-ms --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,4 +1,4 @@
-//! The README's speed charts: time to first token against the number of
+//! The speed charts of docs/results.md: time to first token against the number of
 //! retrieved chunks, one line per mode, log scale (sequential grows with
 //! the context, the cached modes barely move); and against the cached
 //! tokens read, past the window, with decode speed beside it.
@@ -10,6 +10,7 @@ use plotters::prelude::*;
 use super::context::ContextReport;
 use super::suite::SuiteReport;
 use super::BenchError;
+use crate::svg::titled;
 
 const COLORS: [RGBColor; 6] = [
     RGBColor(200, 70, 60),
@@ -81,29 +82,6 @@ pub fn file_name(path: &str) -> String {
     Path::new(path)
         .file_name()
         .map_or(path.to_string(), |f| f.to_string_lossy().into_owned())
-}
-
-/// Fills `root` white, writes a title and a grey subtitle across its top,
-/// and returns the area below them for the chart.
-pub fn titled<'a>(
-    root: &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
-    title: &str,
-    subtitle: &str,
-) -> Result<DrawingArea<SVGBackend<'a>, plotters::coord::Shift>, DrawingAreaErrorKind<std::io::Error>>
-{
-    root.fill(&WHITE)?;
-    let (top, body) = root.split_vertically(58);
-    top.draw(&Text::new(
-        title.to_string(),
-        (20, 8),
-        ("sans-serif", 22).into_font(),
-    ))?;
-    top.draw(&Text::new(
-        subtitle.to_string(),
-        (20, 35),
-        ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90)),
-    ))?;
-    Ok(body)
 }
 
 /// A mode's line: its label, colour and points.

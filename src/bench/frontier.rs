@@ -278,7 +278,7 @@ pub fn chart(f: &Frontier, path: &Path) -> Result<(), BenchError> {
         f.quality_baseline
     );
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
-    let body = super::chart::titled(
+    let body = crate::svg::titled(
         &root,
         "Fast and right: answer likelihood vs time to first token",
         &subtitle,

@@ -7,7 +7,7 @@
 //! (read again at once); the reported time to first token includes them.
 //!
 //! - [`ttft`]: time to first token and decode speed per mode;
-//! - [`suite`]: every speed figure the README reports, and its chart;
+//! - [`suite`]: every speed figure docs/results.md reports, and its chart;
 //! - [`retrieval`]: recall of hybrid, BM25 and dense retrieval on SQuAD;
 //! - [`first_answer`]: a new folder's first answer while indexing runs;
 //! - [`compete`]: a competing process, for speed under load;
@@ -20,6 +20,7 @@ pub mod context;
 pub mod first_answer;
 pub mod follow_ups;
 pub mod frontier;
+pub mod index;
 pub mod retrieval;
 pub mod store;
 pub mod suite;

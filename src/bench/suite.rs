@@ -1,4 +1,4 @@
-//! Every speed figure the README reports, measured side by side in one run
+//! Every speed figure docs/results.md reports, measured side by side in one run
 //! on one model (`ape-chat bench suite`): time to first token and decode
 //! speed per mode for growing numbers of chunks, chunk encoding, state
 //! loading, state size per K-cache type, and folder indexing.

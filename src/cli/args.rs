@@ -176,6 +176,13 @@ pub struct FolderArgs {
     /// Skip files matching this glob (repeatable; gitignore syntax).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Read every text file, not only documents: by default a web site's
+    /// own scripts and style sheets, SVG images, search indexes, source
+    /// maps, lock files and print copies of a site's pages are passed over
+    /// (`index --dry-run` lists them; an --include glob reads what it
+    /// matches).
+    #[arg(long)]
+    pub all_files: bool,
     /// KV-state cache budget in GB; least-recently-used states beyond it are
     /// evicted after each index update [default: 20].
     #[arg(long, env = "APE_CHAT_CACHE_BUDGET_GB", value_name = "GB")]
@@ -268,6 +275,7 @@ impl FolderArgs {
             filters: Filters {
                 include: self.include.clone(),
                 exclude: self.exclude.clone(),
+                all_files: self.all_files,
             },
             budget_bytes: self.budget_bytes(),
             extraction: Extraction::worker_with(

@@ -48,7 +48,7 @@ pub fn run(
     };
     // Attention shares for scripts only (`--json`): they point at the
     // answer's source no better than retrieval's order, which the sources
-    // list already is (README, Attribution), and measuring them slows
+    // list already is (docs/results.md, Attribution), and measuring them slows
     // decoding.
     let options = answer_args.options(args.json)?;
     let history = match &args.conversation {

@@ -29,7 +29,7 @@ pub fn run(
         .canonicalize()
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     // No attention shares: they point at the answer's source no better than
-    // retrieval's order, which the pane already shows (README, Attribution).
+    // retrieval's order, which the pane already shows (docs/results.md, Attribution).
     let options = ask_args.options(false)?;
     let setting = ask_args.setting_label();
     let history = crate::paths::chat_history(&dir);

@@ -11,44 +11,98 @@ use crate::index::{IndexProgress, Stage, UpdateReport};
 
 /// Shows [`IndexProgress`] on stderr: a bar with an ETA per stage on a
 /// terminal; when stderr is a pipe or a log, a line about every 10 % so
-/// long work is visible there too; nothing when `quiet`.
+/// long work is visible there too; for scripts, JSON lines ([`Self::events`]);
+/// nothing when quiet.
 pub struct IndexBar {
     bar: ProgressBar,
-    lines: bool,
-    quiet: bool,
+    shown: Shown,
     stage: Option<Stage>,
     started: Instant,
     last_decile: Option<usize>,
+    last_event: Instant,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Bar,
+    Lines,
+    Events,
+    Quiet,
+}
+
+/// How often a JSON progress event may repeat within a stage (its first
+/// and last are always written).
+const EVENT_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
 impl IndexBar {
+    /// A bar on a terminal, lines in a log; nothing when `quiet`.
     pub fn new(quiet: bool) -> Self {
-        let lines = !quiet && !std::io::stderr().is_terminal();
-        let bar = if quiet || lines {
-            ProgressBar::hidden()
+        if quiet {
+            Self::with(Shown::Quiet)
+        } else if std::io::stderr().is_terminal() {
+            Self::with(Shown::Bar)
         } else {
+            Self::with(Shown::Lines)
+        }
+    }
+
+    /// Progress as JSON lines on stderr, for a script that reads the
+    /// report from stdout: `{"event":"progress","stage":..,"done":..,
+    /// "total":..,"elapsed_s":..,"rate":..,"eta_s":..}` as each stage
+    /// opens, at most twice a second, and as it ends; `{"event":"skipped"}`
+    /// and `{"event":"note"}` as they happen.
+    pub fn events() -> Self {
+        Self::with(Shown::Events)
+    }
+
+    /// A line as each stage starts and about every 10 % of it, whatever
+    /// stderr is: a server's log.
+    pub fn lines() -> Self {
+        Self::with(Shown::Lines)
+    }
+
+    /// `new(quiet)`, or [`Self::events`] for `--json`.
+    pub fn for_json(json: bool) -> Self {
+        if json {
+            Self::events()
+        } else {
+            Self::new(false)
+        }
+    }
+
+    fn with(shown: Shown) -> Self {
+        let bar = if shown == Shown::Bar {
             ProgressBar::new(0)
+        } else {
+            ProgressBar::hidden()
         };
         Self {
             bar,
-            lines,
-            quiet,
+            shown,
             stage: None,
             started: Instant::now(),
             last_decile: None,
+            last_event: Instant::now(),
         }
     }
 
     /// Feeds one progress event.
     pub fn show(&mut self, p: IndexProgress) {
         match p {
-            IndexProgress::Skipped(s) if !self.quiet => self
-                .bar
-                .suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason)))),
-            IndexProgress::Skipped(_) => {}
+            IndexProgress::Skipped(s) => match self.shown {
+                Shown::Quiet => {}
+                Shown::Events => eprintln!(
+                    "{}",
+                    serde_json::json!({"event": "skipped", "path": s.path, "reason": s.reason})
+                ),
+                _ => self
+                    .bar
+                    .suspend(|| eprintln!("{}", dim(&format!("skipped {}: {}", s.path, s.reason)))),
+            },
             IndexProgress::Stage { stage, done, total } => {
                 let what = stage_name(stage);
-                if self.stage != Some(stage) {
+                let opened = self.stage != Some(stage);
+                if opened {
                     self.stage = Some(stage);
                     self.started = Instant::now();
                     self.last_decile = None;
@@ -62,13 +116,24 @@ impl IndexBar {
                 }
                 self.bar.set_length(total as u64);
                 self.bar.set_position(done as u64);
-                let decile = (done * 10).checked_div(total).unwrap_or(10);
-                if self.lines && self.last_decile != Some(decile) {
-                    self.last_decile = Some(decile);
-                    eprintln!(
-                        "indexing: {done}/{total} {what}{}",
-                        eta(self.started, done, total)
-                    );
+                match self.shown {
+                    Shown::Lines => {
+                        let decile = (done * 10).checked_div(total).unwrap_or(10);
+                        if self.last_decile != Some(decile) {
+                            self.last_decile = Some(decile);
+                            eprintln!(
+                                "indexing: {done}/{total} {what}{}",
+                                eta(self.started, done, total)
+                            );
+                        }
+                    }
+                    Shown::Events
+                        if opened || done >= total || self.last_event.elapsed() >= EVENT_EVERY =>
+                    {
+                        self.last_event = Instant::now();
+                        eprintln!("{}", progress_event(stage, done, total, self.started));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -76,8 +141,10 @@ impl IndexBar {
 
     /// A line above the bar (a note, a non-fatal error).
     pub fn note(&self, text: &str) {
-        if !self.quiet {
-            self.bar.suspend(|| eprintln!("{}", dim(text)));
+        match self.shown {
+            Shown::Quiet => {}
+            Shown::Events => eprintln!("{}", serde_json::json!({"event": "note", "message": text})),
+            _ => self.bar.suspend(|| eprintln!("{}", dim(text))),
         }
     }
 
@@ -106,6 +173,24 @@ pub fn preloaded_line(r: &crate::workspace::PreloadReport) -> String {
         line += "; memory full: the rest are read from disk when asked for";
     }
     line
+}
+
+/// One JSON progress line: the stage's count, its pace so far (units a
+/// second) and the seconds it has left at that pace (null until a unit is
+/// done).
+fn progress_event(stage: Stage, done: usize, total: usize, started: Instant) -> serde_json::Value {
+    let elapsed = started.elapsed().as_secs_f64();
+    let rate = (done > 0 && elapsed > 0.0).then(|| done as f64 / elapsed);
+    let eta = rate.map(|r| total.saturating_sub(done) as f64 / r);
+    serde_json::json!({
+        "event": "progress",
+        "stage": stage,
+        "done": done,
+        "total": total,
+        "elapsed_s": (elapsed * 1e3).round() / 1e3,
+        "rate": rate.map(|r| (r * 100.0).round() / 100.0),
+        "eta_s": eta.map(|e| e.round()),
+    })
 }
 
 /// ", ETA 3m 20s" from the pace so far (nothing before the first unit).

@@ -263,6 +263,8 @@ async fn stopped() {
 
 /// The folder's events: its status for /health, and a log on stderr.
 fn log_events(events: Receiver<FolderEvent>, status: Arc<Mutex<FolderStatus>>) {
+    // Each indexing stage as it starts and about every 10 %, with its ETA.
+    let mut stages = super::output::IndexBar::lines();
     for e in events {
         let line = match e {
             FolderEvent::Loaded { ms } => format!("model loaded in {:.1} s", ms / 1e3),
@@ -292,6 +294,7 @@ fn log_events(events: Receiver<FolderEvent>, status: Arc<Mutex<FolderStatus>>) {
                 if let Ok(mut s) = status.lock() {
                     s.progress(&p);
                 }
+                stages.show(p);
                 continue;
             }
             FolderEvent::Preloaded(r) => {

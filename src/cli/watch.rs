@@ -45,7 +45,7 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let handle = service.handle();
     let (tx, events) = mpsc::channel();
     super::start_service(model, 2048, &args.dir, &args.folder, service, tx)?;
-    let mut bar = IndexBar::new(args.json);
+    let mut bar = IndexBar::for_json(args.json);
     let mut first = true;
     let mut follow = Follower::new(events, handle);
     loop {
@@ -62,7 +62,7 @@ pub fn run(model: &ModelArgs, args: &WatchArgs) -> anyhow::Result<ExitCode> {
                         dim(&format!("watching {} (Ctrl-C to stop)", args.dir.display()))
                     );
                 }
-                bar = IndexBar::new(args.json);
+                bar = IndexBar::for_json(args.json);
             }
             Followed::Note(message) => error(args.json, &message),
             Followed::Stopped => break,

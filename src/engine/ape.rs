@@ -87,7 +87,7 @@ impl ApeParams {
     }
 
     /// Answer tokens the doubt check weighs: the first ones carry the
-    /// answer's choice (measured on the real-documents tune half: README,
+    /// answer's choice (measured on the real-documents tune half: docs/results.md,
     /// Right on real documents).
     pub const DOUBT_TOKENS: usize = 4;
 
@@ -101,7 +101,7 @@ impl ApeParams {
     /// shrinks to `S·ln 10 / ln n`, so that the count weighs `n^S' = 10^S`,
     /// what it did in calibration. `T = S = 1`, plain parallel attention
     /// (the control), stays as it is. Without it the tiny model lost a
-    /// needle among 307 chunks to their sheer number (the README's control
+    /// needle among 307 chunks to their sheer number (the results page's control
     /// run: `--scale-ape 2.24`, applied as 0.90).
     pub fn for_chunks(self, n: usize) -> Self {
         let plain = self.temperature == 1.0 && self.scale == 1.0;

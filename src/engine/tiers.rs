@@ -54,7 +54,7 @@ pub struct TierOptions {
 pub enum Preload {
     /// When the KV cache is in GPU memory: there `fast` over 8K cached
     /// tokens started in 39 ms with its states in GPU memory against 198 ms
-    /// from cold files (README, "Cost vs context", H100); on the CPU the
+    /// from cold files (docs/results.md, "Cost vs context", H100); on the CPU the
     /// page cache already keeps what was read, and RAM is the user's.
     #[default]
     Auto,

@@ -6,7 +6,7 @@
 //!
 //! SQuAD paragraphs (what the presets were first tuned on) are clean prose;
 //! a user's folder is more often HTML with code blocks, commands, tables
-//! and near-duplicate pages. This set is that kind (README, Right on real
+//! and near-duplicate pages. This set is that kind (docs/results.md, Right on real
 //! documents), and its questions are split in two halves by file
 //! ([`Half`]) so that settings chosen on one are judged on the other.
 //!
@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::{bootstrap, paired_difference, Clusters, Estimate};
 use crate::answer::AskOptions;
 use crate::engine::{Engine, GenerateOptions, Mode};
+use crate::index::IndexProgress;
 use crate::kvstore::KvStore;
 use crate::workspace::{FolderOptions, Step, Workspace, WorkspaceError};
 
@@ -295,7 +296,15 @@ pub fn run(
                 total,
                 doing: &doing,
             });
-            index(&mut ws, cancel).map_err(folder_err)?;
+            let at = out.len();
+            index(&mut ws, cancel, &mut |stage| {
+                progress(Progress {
+                    done: at,
+                    total,
+                    doing: &format!("indexing {name}: {stage}"),
+                })
+            })
+            .map_err(folder_err)?;
         }
         for q in questions {
             let warm = missing(q, &have);
@@ -409,15 +418,33 @@ fn ask(
 }
 
 /// Text and vectors, as `ape-chat index` leaves a folder before states:
-/// what hybrid retrieval needs.
-fn index(ws: &mut Workspace<'_>, cancel: &AtomicBool) -> Result<(), WorkspaceError> {
-    ws.refresh_text(cancel, &mut |_| {})?;
+/// what hybrid retrieval needs. `progress` hears how far each stage is
+/// ("embedding chunks 48/800"), as it opens and after every unit.
+fn index(
+    ws: &mut Workspace<'_>,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), WorkspaceError> {
+    ws.refresh_text(cancel, &mut |p| {
+        if let IndexProgress::Stage { done, total, .. } = p {
+            progress(&format!("reading files {done}/{total}"))
+        }
+    })?;
+    let vectors = ws.backlog().vectors.len();
+    if vectors > 0 {
+        progress(&format!("embedding chunks 0/{vectors}"));
+    }
     while let Some(step) = ws.step(false)? {
         if cancel.load(Ordering::Relaxed) {
             break;
         }
-        if matches!(step, Step::Yielded) {
-            std::thread::sleep(Duration::from_millis(50));
+        match step {
+            Step::Yielded => std::thread::sleep(Duration::from_millis(50)),
+            Step::Vectors { left, .. } => progress(&format!(
+                "embedding chunks {}/{vectors}",
+                vectors.saturating_sub(left)
+            )),
+            _ => {}
         }
     }
     Ok(())
@@ -546,7 +573,7 @@ pub fn chart(summary: &[Summary], subtitle: &str, path: &Path) -> Result<(), Doc
     let y_lo = points.iter().map(|s| s.accuracy.lo).fold(1.0, f64::min) - 0.05;
     let y_hi = points.iter().map(|s| s.accuracy.hi).fold(0.0, f64::max) + 0.05;
     let root = SVGBackend::new(path, (960, 560)).into_drawing_area();
-    let body = crate::bench::chart::titled(
+    let body = crate::svg::titled(
         &root,
         "Right on real documents: questions answered right vs time to first token",
         subtitle,

@@ -23,7 +23,9 @@ pub struct EmbedOptions {
     pub model_dir: PathBuf,
     /// `libonnxruntime.so`; found automatically when `None`.
     pub ort_lib: Option<PathBuf>,
-    /// ONNX Runtime intra-op threads.
+    /// ONNX Runtime intra-op threads: every core by default, as llama.cpp
+    /// gets them. The vectors stage is a unit of background work like a
+    /// state encoding, never beside one, so the two never share cores.
     pub threads: usize,
 }
 
@@ -34,7 +36,7 @@ impl Default for EmbedOptions {
             // reads the variable); the library only knows the default.
             model_dir: crate::paths::embed_model_dir(),
             ort_lib: None,
-            threads: 1,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }

@@ -28,6 +28,10 @@ pub struct FileRecord {
     /// the way an older build read it is read again.
     #[serde(default)]
     pub reading: u32,
+    /// The signature of what it says ([`crate::ingest::documents::text_signature`]),
+    /// by which a later file that says the same is known as its copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// A chunk's metadata (its text lives in the BM25 store).
@@ -99,6 +103,10 @@ pub struct SkippedFile {
     pub mtime_ns: u128,
     pub reading: u32,
     pub reason: String,
+    /// The indexed file this one copies: it is read again when that one
+    /// changes or goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<String>,
 }
 
 impl Manifest {

@@ -9,6 +9,7 @@
 
 pub mod bm25;
 pub mod dense;
+pub mod dry_run;
 mod error;
 pub mod hybrid;
 pub mod manifest;

@@ -130,6 +130,7 @@ impl FolderIndex {
         let ranked = self.search_in_conversation(embedder, question, context, n, how)?;
         let mut rest = top_k.of(n);
         let mut seen = HashSet::new();
+        let mut bodies = HashSet::new();
         let mut out = Vec::new();
         for (hit, chunk) in ranked {
             let take = pinned.contains(&hit.id) || rest > 0;
@@ -138,14 +139,19 @@ impl FolderIndex {
                     rest -= 1;
                 }
                 seen.insert(hit.id);
+                bodies.extend(self.body(hit.id));
                 out.push((hit, chunk));
             }
         }
-        // Unranked chunks: every one under `all`, the files' others always.
+        // Unranked chunks: every one under `all` (one copy of a passage),
+        // the files' others always.
         for (path, record) in &self.manifest.files {
             for &id in &record.chunks {
                 let wanted = pinned.contains(&id) || (top_k == TopK::All && rest > 0);
                 if !wanted || seen.contains(&id) {
+                    continue;
+                }
+                if !pinned.contains(&id) && self.body(id).is_some_and(|b| !bodies.insert(b)) {
                     continue;
                 }
                 let Some(chunk) = self.manifest.chunks.get(&id) else {
@@ -222,11 +228,28 @@ impl FolderIndex {
             Retrieval::Bm25 => Vec::new(),
             _ => self.dense(embedder, question, depth)?,
         };
+        let mut bodies = HashSet::new();
         Ok(fuse(&lexical, &dense, usize::MAX)
             .into_iter()
             .filter_map(|h| self.manifest.chunks.get(&h.id).map(|c| (h, c.clone())))
+            .filter(|(h, _)| self.body(h.id).is_none_or(|b| bodies.insert(b)))
             .take(k)
             .collect())
+    }
+
+    /// What a chunk says, whatever file it is in: its text less the
+    /// `path › heading` header line, spaces collapsed, hashed. Two chunks
+    /// with one body are one passage in two places (a page copied, a
+    /// README in two folders): retrieval keeps the better-ranked.
+    fn body(&self, id: ChunkId) -> Option<blake3::Hash> {
+        let text = self.text(id).ok().flatten()?;
+        let body = text.split_once('\n').map_or("", |(_, b)| b);
+        let mut h = blake3::Hasher::new();
+        for w in body.split_whitespace() {
+            h.update(w.as_bytes());
+            h.update(b" ");
+        }
+        Some(h.finalize())
     }
 
     /// The `k` best chunks for `question` asked after earlier turns whose
@@ -247,9 +270,13 @@ impl FolderIndex {
         let depth = (k * 4).max(50);
         let alone = self.search(embedder, question, depth, how)?;
         let with = self.search(embedder, &format!("{context}\n{question}"), depth, how)?;
-        Ok(fuse_rankings(&alone, &with, k)
+        // Each ranking holds one copy of a passage, not always the same one.
+        let mut bodies = HashSet::new();
+        Ok(fuse_rankings(&alone, &with, usize::MAX)
             .into_iter()
             .filter_map(|h| self.manifest.chunks.get(&h.id).map(|c| (h, c.clone())))
+            .filter(|(h, _)| self.body(h.id).is_none_or(|b| bodies.insert(b)))
+            .take(k)
             .collect())
     }
 

@@ -15,6 +15,7 @@
 //! entry did not land; 2 and 3 redo exactly what is missing).
 
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -23,8 +24,9 @@ use serde::Serialize;
 use super::manifest::{ChunkId, ChunkRecord, FileRecord, SkippedFile};
 use super::{FolderIndex, IndexError};
 use crate::engine::Session;
-use crate::ingest::extract::reading;
-use crate::ingest::{chunk_document, walk, Chunk, Document, FileEntry, Skipped};
+use crate::ingest::documents::{copy_reason, html_copy, text_signature, NOT_A_DOCUMENT};
+use crate::ingest::extract::{kind, reading, Kind};
+use crate::ingest::{chunk_document, walk, Chunk, Document, Extraction, FileEntry, Skipped};
 use crate::states::States;
 
 /// The three stages.
@@ -95,6 +97,33 @@ pub struct UpdateReport {
     pub timings_ms: StageTimes,
 }
 
+/// A file's chunks as the text stage reads them (`rel` names it in each
+/// chunk's header line), with the reader's note, or why it is not read: a
+/// web page that copies others (a print page) or only points on is no
+/// document of its own while `documents_only`.
+pub(crate) fn read_chunks(
+    abs: &Path,
+    rel: &str,
+    bytes: &[u8],
+    documents_only: bool,
+    extraction: &Extraction,
+    chunk_tokens: usize,
+    count: &dyn Fn(&str) -> usize,
+) -> Result<(Vec<Chunk>, Option<String>), String> {
+    if documents_only && kind(abs) == Some(Kind::Html) {
+        if let Some(why) = html_copy(&String::from_utf8_lossy(bytes)) {
+            return Err(format!("{NOT_A_DOCUMENT}: {why}"));
+        }
+    }
+    let x = extraction.extract(abs, bytes)?;
+    let doc = Document {
+        path: rel.to_string(),
+        text: x.text,
+        sections: x.sections,
+    };
+    Ok((chunk_document(&doc, chunk_tokens, count), x.note))
+}
+
 /// Milliseconds per stage.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct StageTimes {
@@ -133,7 +162,12 @@ struct Pending {
     entry: FileEntry,
     hash: String,
     chunks: Vec<Chunk>,
+    /// Its text signature, while only documents are read.
+    text: Option<String>,
 }
+
+/// Indexed files by what they say ([`text_signature`]): how a copy is known.
+type Texts = HashMap<String, String>;
 
 /// What reading one file came to.
 #[derive(Default)]
@@ -195,7 +229,22 @@ impl FolderIndex {
         self.manifest
             .skipped
             .retain(|p, _| present.contains(p.as_str()));
+        // Copies whose original left the index are read again: they may be
+        // the only copy now.
+        let files_now = &self.manifest.files;
+        self.manifest
+            .skipped
+            .retain(|_, s| s.copy_of.as_ref().is_none_or(|o| files_now.contains_key(o)));
         let mut dirty = rekey || !gone.is_empty() || self.manifest.skipped.len() != before;
+        let mut texts: Texts = self
+            .manifest
+            .files
+            .iter()
+            .filter_map(|(p, rec)| Some((rec.text.clone()?, p.clone())))
+            .collect();
+        let entries: HashMap<String, FileEntry> =
+            files.iter().map(|f| (f.rel.clone(), f.clone())).collect();
+        let mut indexed_now = HashSet::new();
         // Each changed file is read, chunked and indexed in turn, with a
         // commit every few seconds: a pass stopped halfway (killed, out of
         // power) keeps what it did, and one file that cannot be read only
@@ -217,17 +266,43 @@ impl FolderIndex {
                 total,
             });
             let t = Instant::now();
-            let read = self.read_file(f, states, &mut r)?;
+            let read = self.read_file(f, states, &texts, &mut r)?;
             r.timings_ms.extract_chunk += ms(t.elapsed());
             dirty |= read.changed;
             if let Some(p) = read.pending {
-                self.index_file(p, states, &mut r)?;
+                indexed_now.insert(p.entry.rel.clone());
+                self.index_file(p, states, &mut texts, &mut r)?;
                 dirty = true;
             }
             if dirty && last_commit.elapsed() > COMMIT_EVERY {
                 self.commit(&mut r)?;
                 last_commit = Instant::now();
             }
+        }
+        // Copies of a file read again now are read again too: what they
+        // copied may say something else now.
+        let recopied: Vec<String> = self
+            .manifest
+            .skipped
+            .iter()
+            .filter(|(_, s)| {
+                s.copy_of.as_ref().is_some_and(|o| {
+                    indexed_now.contains(o) || !self.manifest.files.contains_key(o)
+                })
+            })
+            .map(|(p, _)| p.clone())
+            .collect();
+        for rel in recopied {
+            let Some(f) = entries.get(&rel).cloned() else {
+                continue;
+            };
+            self.manifest.skipped.remove(&rel);
+            r.files_skipped.retain(|s| s.path != rel);
+            let read = self.read_file(f, states, &texts, &mut r)?;
+            if let Some(p) = read.pending {
+                self.index_file(p, states, &mut texts, &mut r)?;
+            }
+            dirty = true;
         }
         r.files_skipped.sort_by(|a, b| a.path.cmp(&b.path));
         for s in &r.files_skipped {
@@ -362,7 +437,7 @@ impl FolderIndex {
     /// Whether `f` is as the manifest last saw it (indexed, or skipped
     /// with a reason), counted so; such a file is not even opened.
     fn unchanged(&self, f: &FileEntry, r: &mut UpdateReport) -> bool {
-        let read_as = reading(&f.abs);
+        let read_as = reading(&f.abs, self.filters.documents_only());
         if let Some(rec) = self.manifest.files.get(&f.rel) {
             if rec.size == f.size && rec.mtime_ns == f.mtime_ns && rec.reading == read_as {
                 r.files_unchanged += 1;
@@ -387,9 +462,11 @@ impl FolderIndex {
         &mut self,
         f: FileEntry,
         states: &States<'_>,
+        texts: &Texts,
         r: &mut UpdateReport,
     ) -> Result<Read, IndexError> {
-        let read_as = reading(&f.abs);
+        let documents_only = self.filters.documents_only();
+        let read_as = reading(&f.abs, documents_only);
         let bytes = match std::fs::read(&f.abs) {
             Ok(b) => b,
             Err(e) => {
@@ -412,27 +489,47 @@ impl FolderIndex {
                 });
             }
         }
-        match self.extraction.extract(&f.abs, &bytes) {
-            Ok(x) => {
+        let count = |t: &str| states.engine.tokenize(t).len();
+        let read = read_chunks(
+            &f.abs,
+            &f.rel,
+            &bytes,
+            documents_only,
+            &self.extraction,
+            self.manifest.chunk_tokens,
+            &count,
+        );
+        // A document that says what an indexed one says is its copy.
+        let text = match &read {
+            Ok((chunks, _)) if documents_only => {
+                text_signature(chunks.iter().map(|c| c.text.as_str()))
+            }
+            _ => None,
+        };
+        let original = text.as_ref().and_then(|t| {
+            let o = texts.get(t)?;
+            let same = self.manifest.files.get(o)?.text.as_ref() == Some(t);
+            (same && *o != f.rel).then(|| o.clone())
+        });
+        let read = match &original {
+            Some(o) => Err(copy_reason(o)),
+            None => read,
+        };
+        match read {
+            Ok((chunks, note)) => {
                 let was_skipped = self.manifest.skipped.remove(&f.rel).is_some();
-                if let Some(note) = x.note {
+                if let Some(note) = note {
                     r.files_noted.push(Noted {
                         path: f.rel.clone(),
                         note,
                     });
                 }
-                let doc = Document {
-                    path: f.rel.clone(),
-                    text: x.text,
-                    sections: x.sections,
-                };
-                let budget = self.manifest.chunk_tokens;
-                let chunks = chunk_document(&doc, budget, &|t| states.engine.tokenize(t).len());
                 Ok(Read {
                     pending: Some(Pending {
                         entry: f,
                         hash,
                         chunks,
+                        text,
                     }),
                     changed: was_skipped,
                 })
@@ -451,6 +548,7 @@ impl FolderIndex {
                         mtime_ns: f.mtime_ns,
                         reading: read_as,
                         reason: reason.clone(),
+                        copy_of: original,
                     },
                 );
                 r.files_skipped.push(Skipped {
@@ -470,9 +568,11 @@ impl FolderIndex {
         &mut self,
         p: Pending,
         states: &States<'_>,
+        texts: &mut Texts,
         r: &mut UpdateReport,
     ) -> Result<(), IndexError> {
         let rel = p.entry.rel.clone();
+        let rel_key = rel.clone();
         let t = Instant::now();
         self.bm25.delete_path(&rel)?;
         r.chunks_removed += self.manifest.remove_file(&rel).len();
@@ -504,9 +604,13 @@ impl FolderIndex {
                 mtime_ns: p.entry.mtime_ns,
                 hash: p.hash,
                 chunks: ids,
-                reading: reading(&p.entry.abs),
+                reading: reading(&p.entry.abs, self.filters.documents_only()),
+                text: p.text.clone(),
             },
         );
+        if let Some(t) = p.text {
+            texts.insert(t, rel_key);
+        }
         r.files_indexed += 1;
         r.chunks_added += p.chunks.len();
         Ok(())

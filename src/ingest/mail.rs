@@ -9,7 +9,7 @@ use std::sync::Arc;
 use mail_parser::mailbox::mbox::MessageIterator;
 use mail_parser::{Address, Message, MessageParser, MimeHeaders};
 
-use super::extract::{Builder, Extracted};
+use super::extracted::{Builder, Extracted};
 use super::place::Unit;
 
 /// Text of one `.eml` message.

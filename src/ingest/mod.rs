@@ -3,9 +3,11 @@
 
 mod chunk;
 mod container;
+pub mod documents;
 mod docx;
 mod epub;
 pub mod extract;
+mod extracted;
 mod html;
 pub mod isolate;
 mod mail;

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::extract::{Builder, Extracted};
+use super::extracted::{Builder, Extracted};
 use super::place::Unit;
 
 #[derive(Deserialize)]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::container::Archive;
-use super::extract::{Builder, Extracted};
+use super::extracted::{Builder, Extracted};
 use super::place::Unit;
 use super::xml::{attr, name, walk, Ev};
 

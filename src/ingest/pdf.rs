@@ -14,7 +14,7 @@ use std::io::Read;
 
 use flate2::read::ZlibDecoder;
 
-use super::extract::{Builder, Extracted};
+use super::extracted::{Builder, Extracted};
 use super::place::Unit;
 
 /// What a file's Flate streams may inflate to: 50× the file (text and

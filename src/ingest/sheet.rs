@@ -20,7 +20,7 @@ use std::sync::Arc;
 use calamine::{Data, Reader};
 
 use super::container::Archive;
-use super::extract::{Builder, Extracted};
+use super::extracted::{Builder, Extracted};
 use super::place::Unit;
 
 /// Longest header kept in a chunk's heading (every chunk repeats it).

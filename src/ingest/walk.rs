@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use super::documents::{Site, NOT_A_DOCUMENT};
 use super::extract::{looks_like_text, Kind};
 
 /// Files larger than this are skipped (rarely prose worth encoding).
@@ -29,11 +30,23 @@ pub struct Skipped {
 }
 
 /// Which files to consider beyond the ignore files: gitignore-style globs
-/// relative to the folder. With `include` globs, only matching files count.
+/// relative to the folder. With `include` globs, only matching files count,
+/// whatever they are; without, files that are not documents (a site's
+/// scripts, images, search indexes: [`super::documents`]) are passed over
+/// unless `all_files`.
 #[derive(Clone, Debug, Default)]
 pub struct Filters {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    pub all_files: bool,
+}
+
+impl Filters {
+    /// Whether only documents are read: no `include` glob and not
+    /// `all_files` ([`super::documents`]).
+    pub fn documents_only(&self) -> bool {
+        self.include.is_empty() && !self.all_files
+    }
 }
 
 fn overrides(root: &Path, f: &Filters) -> std::io::Result<ignore::overrides::Override> {
@@ -164,6 +177,19 @@ pub fn walk(root: &Path, filters: &Filters) -> std::io::Result<(Vec<FileEntry>, 
                 reason: e.to_string(),
             }),
         }
+    }
+    if filters.documents_only() {
+        let site = Site::of(files.iter().map(|f| f.rel.as_str()));
+        files.retain(|f| match site.passed_over(&f.rel) {
+            None => true,
+            Some(why) => {
+                skipped.push(Skipped {
+                    path: f.rel.clone(),
+                    reason: format!("{NOT_A_DOCUMENT}: {why}"),
+                });
+                false
+            }
+        });
     }
     Ok((files, skipped))
 }
@@ -313,14 +339,14 @@ mod tests {
         assert_eq!(
             names(Filters {
                 include: vec!["*.md".into()],
-                exclude: vec![]
+                ..Filters::default()
             }),
             ["a.md", "drafts/c.md"]
         );
         assert_eq!(
             names(Filters {
-                include: vec![],
-                exclude: vec!["drafts/".into()]
+                exclude: vec!["drafts/".into()],
+                ..Filters::default()
             }),
             ["a.md", "b.txt"]
         );
@@ -328,7 +354,7 @@ mod tests {
             dir.path(),
             &Filters {
                 include: vec!["[".into()],
-                exclude: vec![]
+                ..Filters::default()
             }
         )
         .is_err());

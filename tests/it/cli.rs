@@ -824,3 +824,265 @@ fn a_state_that_cannot_be_read_is_kept_not_deleted() {
         record(&again, "answer")["text"]
     );
 }
+
+/// A built book beside notes and code, as `index --dry-run` and `--ask`
+/// see it: the book's own scripts, style sheet, SVG image and print copy
+/// are passed over with their reasons and what reading them would cost
+/// (read with `--all-files`), the code project's files stay documents, and
+/// a passage kept in two places is retrieved once.
+#[test]
+fn a_sites_assets_are_passed_over_and_a_passage_in_two_places_is_read_once() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let page = |body: &str, tail: &str| {
+        format!(
+            "<html><head><title>Book</title><link rel=\"stylesheet\" href=\"css/book.css\"></head>\
+             <body><main>{body}</main><script src=\"book.js\"></script>{tail}</body></html>"
+        )
+    };
+    let chapter = "<h1>Retention</h1><p>Nightly snapshots are kept for 35 days, then pruned.</p>";
+    let files: &[(&str, String)] = &[
+        ("book/index.html", page("<h1>The Book</h1><p>Start with the retention chapter.</p>", "")),
+        ("book/ch01.html", page(chapter, "")),
+        (
+            "book/print.html",
+            page(chapter, "<script>window.addEventListener('load', function() { window.setTimeout(window.print, 100); });</script>"),
+        ),
+        ("book/book.js", "function toggle() {\n  document.body.classList.toggle('dark');\n}\n".repeat(20)),
+        ("book/css/book.css", ".sidebar {\n  width: 300px;\n  color: #333;\n}\n".repeat(20)),
+        ("book/img/ferris.svg", format!("<svg><path d=\"{}\"/></svg>", "M10 10 L20 20 ".repeat(200))),
+        ("notes/keys.md", "# Keys\n\nEncryption keys are kept in the hardware vault in room 4.\n".into()),
+        ("archive/keys.md", "# Keys\n\nEncryption keys are kept in the hardware vault in room 4.\n".into()),
+        ("code/package.json", "{\"name\": \"tool\"}\n".into()),
+        ("code/index.html", "<html><body><p>The tool's page.</p></body></html>".into()),
+        ("code/src/app.js", "// Rotates the vault keys every 90 days.\nfunction rotate() { return 90; }\n".into()),
+    ];
+    for (rel, text) in files {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+    let plan = |extra: &[&str]| -> Value {
+        let out = ape_chat(cache.path())
+            .args(["index", "--dry-run", "--json", "--model"])
+            .arg(tiny_model_path())
+            .args(extra)
+            .arg(d)
+            .succeed();
+        serde_json::from_slice(&out.stdout).expect("json")
+    };
+    let p = plan(&[]);
+    let paths = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|f| f["path"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(
+        paths(&p["read"]),
+        [
+            "archive/keys.md",
+            "book/ch01.html",
+            "book/index.html",
+            "code/index.html",
+            "code/package.json",
+            "code/src/app.js",
+            "notes/keys.md"
+        ],
+        "{p}"
+    );
+    let skipped = p["skipped"].as_array().expect("skipped");
+    for (path, says) in [
+        ("book/book.js", "script of the web site"),
+        ("book/css/book.css", "style sheet of the web site"),
+        ("book/img/ferris.svg", "an image"),
+        ("book/print.html", "print copy"),
+    ] {
+        let s = skipped
+            .iter()
+            .find(|s| s["path"] == path)
+            .unwrap_or_else(|| panic!("{path} not skipped: {p}"));
+        let reason = s["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(says), "{path}: {reason}");
+        assert!(s["tokens"].as_u64() > Some(0), "{path}: its cost: {s}");
+    }
+    let sum = |key: &str| {
+        skipped
+            .iter()
+            .map(|s| s[key].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    assert_eq!(p["passed_over_tokens"].as_u64(), Some(sum("tokens")));
+    let read_tokens: u64 = p["read"]
+        .as_array()
+        .expect("read")
+        .iter()
+        .map(|f| f["tokens"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(p["tokens"].as_u64(), Some(read_tokens));
+    // Everything, when asked for.
+    let all = plan(&["--all-files"]);
+    assert_eq!(
+        all["read"].as_array().map(Vec::len),
+        Some(files.len()),
+        "{all}"
+    );
+    assert_eq!(all["tokens"].as_u64(), Some(read_tokens + sum("tokens")));
+
+    // The index reads what the plan said, and an answer reads one copy.
+    let out = ape_chat(cache.path())
+        .args([
+            "--ask",
+            "Where are the encryption keys kept?",
+            "--json",
+            "--max-tokens",
+            "2",
+            "--top-k",
+            "all",
+            "--model",
+        ])
+        .arg(tiny_model_path())
+        .arg(d)
+        .succeed();
+    let lines = json_lines(&out.stdout);
+    let sources = record(&lines, "sources")["sources"].clone();
+    let paths = paths(&sources);
+    let keys = paths.iter().filter(|p| p.ends_with("keys.md")).count();
+    assert_eq!(keys, 1, "one copy of the passage: {paths:?}");
+    assert_eq!(paths.len(), 6, "every other document, once: {paths:?}");
+    assert!(!paths
+        .iter()
+        .any(|p| p == "book/print.html" || p == "book/book.js"));
+}
+
+/// `index --json`: the report on stdout, and on stderr a JSON progress
+/// event as each stage opens (before its first unit, however slow that
+/// is), then as it goes, ending at its total; counts that only grow.
+#[test]
+fn index_json_reports_every_stage_as_it_opens_and_ends() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = ape_chat(cache.path())
+        .args(["index", "--json", "--model"])
+        .arg(tiny_model_path())
+        .arg(sample_dir())
+        .succeed();
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the report");
+    let chunks = report["chunks"].as_u64().expect("chunks");
+    assert!(chunks > 0, "{report}");
+    let events = json_lines(&out.stderr);
+    let progress: Vec<&Value> = events.iter().filter(|e| e["event"] == "progress").collect();
+    let mut order = Vec::new();
+    for stage in ["text", "vectors", "states"] {
+        let seen: Vec<&&Value> = progress.iter().filter(|e| e["stage"] == stage).collect();
+        let first = seen
+            .first()
+            .unwrap_or_else(|| panic!("no {stage} events: {events:?}"));
+        assert_eq!(
+            first["done"], 0,
+            "{stage} opens before its first unit: {first}"
+        );
+        assert!(
+            first["rate"].is_null() && first["eta_s"].is_null(),
+            "{first}"
+        );
+        let last = seen.last().expect("last");
+        assert_eq!(
+            last["done"], last["total"],
+            "{stage} ends at its total: {last}"
+        );
+        if stage != "text" {
+            assert_eq!(
+                last["total"].as_u64(),
+                Some(chunks),
+                "a unit per chunk: {last}"
+            );
+        }
+        assert!(last["rate"].as_f64() > Some(0.0), "{last}");
+        for w in seen.windows(2) {
+            assert!(w[0]["done"].as_u64() <= w[1]["done"].as_u64(), "{w:?}");
+            assert!(
+                w[0]["elapsed_s"].as_f64() <= w[1]["elapsed_s"].as_f64(),
+                "{w:?}"
+            );
+        }
+        order.push(
+            progress
+                .iter()
+                .position(|e| e["stage"] == stage)
+                .expect("seen"),
+        );
+    }
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "stages in order: {order:?}"
+    );
+    assert_eq!(report["chunks_encoded"].as_u64(), Some(chunks), "{report}");
+}
+
+/// `bench index`: both selections of one folder, read whole; vectors on
+/// one thread and on every core over the same sample; states encoded and
+/// stored; the time to ready from those rates.
+#[test]
+fn bench_index_times_every_stage_for_documents_and_every_file() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let d = tempfile::tempdir().expect("tempdir");
+    let book = d.path().join("book");
+    std::fs::create_dir_all(&book).expect("mkdir");
+    let page = |n: usize| {
+        format!(
+            "<html><body><nav>Menu</nav><main><h1>Chapter {n}</h1><p>{}</p></main></body></html>",
+            "Herons nest in colonies high in old trees, and feed at dawn in shallow water. "
+                .repeat(3 + n)
+        )
+    };
+    for n in 0..4 {
+        std::fs::write(book.join(format!("ch{n}.html")), page(n)).expect("write");
+    }
+    std::fs::write(
+        book.join("book.js"),
+        "function go(a) {\n  return a + 1;\n}\n".repeat(40),
+    )
+    .expect("write");
+    let out = ape_chat(cache.path())
+        .args([
+            "bench",
+            "index",
+            "--json",
+            "--vector-sample",
+            "8",
+            "--state-sample",
+            "2",
+        ])
+        .arg("--model")
+        .arg(tiny_model_path())
+        .arg(d.path())
+        .succeed();
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (docs, all) = (&r["documents"], &r["all_files"]);
+    assert_eq!(docs["files"], 4, "{r}");
+    assert_eq!(all["files"], 5, "{r}");
+    assert!(docs["chunks"].as_u64() >= Some(4), "{r}");
+    assert!(all["tokens"].as_u64() > docs["tokens"].as_u64(), "{r}");
+    for s in [docs, all] {
+        assert!(s["ready_s"].as_f64() > s["read_s"].as_f64(), "{s}");
+    }
+    let threads: Vec<u64> = r["vectors"]
+        .as_array()
+        .expect("vectors")
+        .iter()
+        .map(|v| {
+            assert!(v["chunks_per_s"].as_f64() > Some(0.0), "{v}");
+            v["threads"].as_u64().unwrap_or(0)
+        })
+        .collect();
+    assert_eq!(threads[0], 1, "{r}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    if cores > 1 {
+        assert_eq!(threads, [1, cores], "{r}");
+    }
+    let states = &r["states"];
+    assert_eq!(states["chunks"], 2, "{r}");
+    assert!(states["bytes"].as_u64() > Some(0), "{r}");
+}

@@ -679,3 +679,109 @@ fn a_chunk_that_cannot_be_encoded_is_skipped_not_blocking_the_rest() {
     assert_eq!(r.chunks_encoded, r.chunks - 1, "{r:?}");
     assert_eq!(r.states_deferred, 0, "nothing else waits behind it: {r:?}");
 }
+
+/// A file that says what an indexed one says is passed over as its copy
+/// (named in the report), and the index keeps that true as files change:
+/// when the original's text changes the copy is read again as a document
+/// of its own, and when the original goes the copy takes its place.
+#[test]
+fn a_copy_is_read_once_and_follows_its_original() {
+    let (cache, root) = (tempdir(), tempdir());
+    let r = root.path();
+    fs::create_dir_all(r.join("old")).expect("mkdir");
+    fs::write(r.join("notes.md"), NOTES).expect("write");
+    fs::write(
+        r.join("old/notes.md"),
+        NOTES.replace("# Field guide", "# Old guide"),
+    )
+    .expect("write");
+    fs::write(
+        r.join("other.md"),
+        "# Other\n\nNothing like the rest at all.\n",
+    )
+    .expect("write");
+    let skipped_as_copy = |report: &Value| -> Vec<(String, String)> {
+        report["files_skipped"]
+            .as_array()
+            .expect("skipped")
+            .iter()
+            .filter(|s| s["reason"].as_str().unwrap_or("").contains("a copy of"))
+            .map(|s| {
+                (
+                    s["path"].as_str().unwrap_or("").to_string(),
+                    s["reason"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let files = |cache: &Path| -> Vec<String> {
+        let m = manifest(cache);
+        m["files"]
+            .as_object()
+            .expect("files")
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let first = index(cache.path(), r);
+    // The first in the walk's order is read; the other is its copy.
+    let copies = skipped_as_copy(&first);
+    assert_eq!(copies.len(), 1, "{first}");
+    assert_eq!(copies[0].0, "old/notes.md");
+    assert!(copies[0].1.contains("notes.md"), "{copies:?}");
+    assert_eq!(files(cache.path()), ["notes.md", "other.md"]);
+    // A run with nothing changed keeps it so, reading nothing.
+    let noop = index(cache.path(), r);
+    assert_eq!(n(&noop, "files_indexed"), 0, "{noop}");
+    assert_eq!(skipped_as_copy(&noop).len(), 1, "{noop}");
+
+    // The original says something else now: the copy is a document.
+    fs::write(
+        r.join("notes.md"),
+        NOTES.replace("forty nests", "sixty nests"),
+    )
+    .expect("write");
+    let changed = index(cache.path(), r);
+    assert!(skipped_as_copy(&changed).is_empty(), "{changed}");
+    assert_eq!(n(&changed, "files_indexed"), 2, "{changed}");
+    assert_eq!(
+        files(cache.path()),
+        ["notes.md", "old/notes.md", "other.md"]
+    );
+
+    // The same again: now the original copies its copy, which stays.
+    fs::write(r.join("notes.md"), NOTES).expect("write");
+    let again = index(cache.path(), r);
+    let copies = skipped_as_copy(&again);
+    assert_eq!(copies.len(), 1, "{again}");
+    assert_eq!(copies[0].0, "notes.md");
+    assert!(copies[0].1.contains("old/notes.md"), "{copies:?}");
+    assert_eq!(files(cache.path()), ["old/notes.md", "other.md"]);
+    // The file it copied goes: it is read again, and a new copy is one.
+    fs::remove_file(r.join("old/notes.md")).expect("rm");
+    fs::write(r.join("old/notes2.md"), NOTES).expect("write");
+    let renamed = index(cache.path(), r);
+    let copies = skipped_as_copy(&renamed);
+    assert_eq!(copies.len(), 1, "{renamed}");
+    assert_eq!(copies[0].0, "old/notes2.md", "{renamed}");
+    assert_eq!(files(cache.path()), ["notes.md", "other.md"]);
+    fs::remove_file(r.join("notes.md")).expect("rm");
+    let gone = index(cache.path(), r);
+    assert!(skipped_as_copy(&gone).is_empty(), "{gone}");
+    assert_eq!(files(cache.path()), ["old/notes2.md", "other.md"], "{gone}");
+
+    // Every file read, copies too, when asked for.
+    fs::write(r.join("notes.md"), NOTES).expect("write");
+    let all = ape_chat(cache.path())
+        .args(["index", "--json", "--all-files", "--chunk-tokens", "64"])
+        .arg(r)
+        .arg("--model")
+        .arg(tiny_model_path())
+        .succeed();
+    let all: Value = serde_json::from_slice(&all.stdout).expect("json");
+    assert!(skipped_as_copy(&all).is_empty(), "{all}");
+    assert_eq!(
+        files(cache.path()),
+        ["notes.md", "old/notes2.md", "other.md"]
+    );
+}

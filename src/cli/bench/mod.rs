@@ -4,6 +4,7 @@ mod context;
 mod first_answer;
 mod follow_ups;
 mod frontier;
+mod index;
 mod retrieval;
 mod store;
 mod suite;
@@ -52,6 +53,11 @@ pub enum BenchCommand {
     /// marks the frontier and the modes that clear the default's bar, and
     /// draws the chart.
     Frontier(frontier::FrontierArgs),
+    /// How long a folder takes to be ready, stage by stage: files, chunks
+    /// and tokens read with the documents-only rules and with every text
+    /// file, scan and read times, vectors with one thread and every core,
+    /// state encoding, and the time to every state cached.
+    Index(index::IndexArgs),
     /// Keeps the cores busy as another llama.cpp program would (prefill on
     /// the model, llama.cpp's default polling) until stdin closes: what
     /// `ttft --under-load` runs beside itself, or to try ape-chat under
@@ -84,6 +90,7 @@ impl BenchCommand {
                 a.folder.apply(c);
                 a.answer.apply(c);
             }
+            BenchCommand::Index(a) => a.folder.apply(c),
             BenchCommand::Compete | BenchCommand::Frontier(_) => {}
         }
     }
@@ -98,6 +105,7 @@ pub fn run(model: &ModelArgs, cmd: &BenchCommand) -> anyhow::Result<ExitCode> {
         BenchCommand::FirstAnswer(args) => first_answer::run(model, args),
         BenchCommand::FollowUps(args) => follow_ups::run(model, args),
         BenchCommand::Store(args) => store::run(model, args),
+        BenchCommand::Index(args) => index::run(model, args),
         BenchCommand::Frontier(args) => frontier::run(args),
         BenchCommand::Compete => {
             crate::bench::compete::compete(&model.path(), model.threads())?;
