@@ -17,18 +17,19 @@ if command -v rustup >/dev/null; then
     rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c" || echo "warning: could not add the rustup component $c"
   done
 fi
-# Our packages only: the vendored llama-cpp-sys-2 is not ours to format.
-cargo fmt -- --check
+# Our packages only (the workspace's): the vendored llama-cpp-sys-2 is not
+# ours to format.
+cargo fmt --all -- --check
 cargo fmt --manifest-path crates/cuda-preflight/Cargo.toml -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
 # No two modules import each other (ARCHITECTURE.md).
-python3 scripts/check-circles.py
+python3 scripts/check-circles.py src crates/ape-engine/src crates/ape-index/src crates/ape-service/src
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 cargo test --release --locked 2>&1 | tee "$log"
 # The CUDA kernel's compile test needs NVRTC: run where it is, else say why not.
 if [ -n "${APE_CHAT_NVRTC:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
-  cargo test --release --locked --lib -- --ignored engine::cuda::tests 2>&1 | tee -a "$log"
+  cargo test --release --locked -p ape-engine --lib -- --ignored engine::cuda::tests 2>&1 | tee -a "$log"
 else
   echo "skipped: engine::cuda::tests::kernel_compiles_for_current_gpus (no NVRTC here; set APE_CHAT_NVRTC)"
 fi

@@ -233,6 +233,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l memory-b
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l preload -d 'Load the folder\'s cached chunk states into memory once it is indexed (TUI and server), so that first questions read nothing from disk; only free room is used [default: auto, i.e. when the KV cache is on a GPU]' -r -f -a "auto\t'When the KV cache is in GPU memory: there `fast` over 8K cached tokens started in 39 ms with its states in GPU memory against 198 ms from cold files (docs/results.md, "Cost vs context", H100); on the CPU the page cache already keeps what was read, and RAM is the user\'s'
 on\t''
 off\t''"
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l retrieval-only -d 'Retrieval alone: index each folder to text and vectors and say, per half, how often the question\'s page is among the chunks an answer would read; answer nothing'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l json -d 'Print the summary and every row as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l all-files -d 'Read every text file, not only documents: by default a web site\'s own scripts and style sheets, SVG images, search indexes, source maps, lock files and print copies of a site\'s pages are passed over (`index --dry-run` lists them; an --include glob reads what it matches)'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -43,6 +43,11 @@ pub struct EvalDocsArgs {
     /// Also draw the settings' accuracy against their speedup to this SVG.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Retrieval alone: index each folder to text and vectors and say, per
+    /// half, how often the question's page is among the chunks an answer
+    /// would read; answer nothing.
+    #[arg(long)]
+    retrieval_only: bool,
     /// Print the summary and every row as one JSON object.
     #[arg(long)]
     json: bool,
@@ -129,6 +134,15 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
             .store()
             .map_err(|e| DocsError::Store(e.to_string()))
     };
+    if args.retrieval_only {
+        let found = docs::retrieval(&engine, &folder, &store, &plan, &CANCEL, &mut |p| {
+            bar.set_length(p.total as u64);
+            bar.set_position(p.done as u64);
+            bar.set_message(p.doing.to_string());
+        })?;
+        bar.finish_and_clear();
+        return print_retrieval(&found, args.json);
+    }
     let rows = docs::run(&engine, &folder, &store, &plan, &CANCEL, &mut |p| {
         bar.set_length(p.total as u64);
         bar.set_position(p.done as u64);
@@ -189,5 +203,47 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
         "{}",
         dim("intervals: 2,000 resamples of the pages; TTFT with each question's states cached")
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--retrieval-only`: the page found per half, and its rank.
+fn print_retrieval(found: &[docs::Retrieved], json: bool) -> anyhow::Result<ExitCode> {
+    let share = |half: Option<Half>| {
+        let of: Vec<_> = found
+            .iter()
+            .filter(|r| half.is_none_or(|h| r.half == h))
+            .collect();
+        let hit = of.iter().filter(|r| r.page_rank.is_some()).count();
+        (hit, of.len())
+    };
+    if json {
+        let (tune, report, all) = (
+            share(Some(Half::Tune)),
+            share(Some(Half::Report)),
+            share(None),
+        );
+        println!(
+            "{}",
+            json!({
+                "page_retrieved": {"tune": tune, "report": report, "all": all},
+                "rows": found,
+            })
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{}", bold("page among the retrieved chunks"));
+    for (name, half) in [
+        ("tune", Some(Half::Tune)),
+        ("report", Some(Half::Report)),
+        ("all", None),
+    ] {
+        let (hit, of) = share(half);
+        if of > 0 {
+            println!(
+                "  {name:<7} {hit}/{of} ({:.0} %)",
+                100.0 * hit as f64 / of as f64
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -397,6 +397,81 @@ pub fn run(
     Ok(out)
 }
 
+/// Where retrieval put one question's page.
+#[derive(Clone, Debug, Serialize)]
+pub struct Retrieved {
+    pub id: String,
+    pub page: String,
+    pub half: Half,
+    /// Rank of the first retrieved chunk from the question's page.
+    pub page_rank: Option<usize>,
+}
+
+/// Retrieval alone, as an answer retrieves (`plan.options`' top-k and
+/// retrieval, no conversation): each folder indexed to text and vectors,
+/// then every question's ranking, no answer and no state encoded. Splits
+/// a setting's misses into the page never read and the page misread.
+pub fn retrieval(
+    engine: &Engine,
+    folder: &FolderOptions,
+    store: &dyn Fn() -> Result<KvStore, DocsError>,
+    plan: &Plan<'_>,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<Retrieved>, DocsError> {
+    let total = plan.questions.len();
+    let mut by_folder: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
+    for q in plan.questions {
+        by_folder.entry(&q.folder).or_default().push(q);
+    }
+    let mut out = Vec::new();
+    for (name, questions) in by_folder {
+        let folder_err = DocsError::Folder;
+        let mut ws =
+            Workspace::open(engine, &plan.root.join(name), folder, store()?).map_err(folder_err)?;
+        let at = out.len();
+        index(&mut ws, cancel, &mut |stage| {
+            progress(Progress {
+                done: at,
+                total,
+                doing: &format!("indexing {name}: {stage}"),
+            })
+        })
+        .map_err(folder_err)?;
+        for q in questions {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(DocsError::Cancelled);
+            }
+            let hits = ws
+                .index
+                .select(
+                    &mut ws.embedder,
+                    &q.question,
+                    None,
+                    plan.options.top_k,
+                    &[],
+                    plan.options.retrieval,
+                )
+                .map_err(|e| DocsError::Folder(e.into()))?;
+            out.push(Retrieved {
+                id: q.id.clone(),
+                page: q.page(),
+                half: q.half(),
+                page_rank: hits
+                    .iter()
+                    .position(|(_, c)| c.path == q.file)
+                    .map(|i| i + 1),
+            });
+            progress(Progress {
+                done: out.len(),
+                total,
+                doing: &q.id,
+            });
+        }
+    }
+    Ok(out)
+}
+
 fn ask(
     ws: &mut Workspace<'_>,
     q: &Question,

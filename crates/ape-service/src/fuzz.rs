@@ -63,7 +63,7 @@ fn mutate(seed: &[u8], (edits, cut): &(Vec<(Index, u8, bool)>, Option<Index>)) -
 /// Real files of every format: the committed fixtures (written by
 /// independent writers) and a PDF and a DOCX made here.
 fn seeds() -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/formats");
     let mut seeds: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .map(|d| {
             d.filter_map(Result::ok)

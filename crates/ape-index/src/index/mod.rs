@@ -151,7 +151,7 @@ impl FolderIndex {
         self.manifest.chunks.is_empty()
     }
 
-    pub(crate) fn bytes_on_disk(&self, states: &States<'_>) -> u64 {
+    pub fn bytes_on_disk(&self, states: &States<'_>) -> u64 {
         let keys: std::collections::BTreeSet<&str> = self
             .manifest
             .chunks

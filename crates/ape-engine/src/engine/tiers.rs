@@ -30,7 +30,7 @@ pub struct TierOptions {
     /// graph) even on the CPU: how tests prove the GPU tier's code.
     pub graph_copies: bool,
     /// Whether a long-running front end fills the tiers with its folder's
-    /// stored states once indexed ([`crate::service`]).
+    /// stored states once indexed (the folder service).
     pub preload: Preload,
 }
 

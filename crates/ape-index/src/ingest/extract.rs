@@ -348,7 +348,7 @@ mod tests {
     /// (scripts/make-fixtures.py), as a citation would show it.
     fn place_of(file: &str, fact: &str) -> (String, Option<String>) {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/formats")
+            .join("../../tests/fixtures/formats")
             .join(file);
         let bytes = std::fs::read(&path).expect("fixture");
         let x = extract(&path, &bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn damaged_and_locked_documents_are_refused_with_a_reason() {
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
         let locked = std::fs::read(fixtures.join("faults/locked.docx")).expect("fixture");
         let err = extract(Path::new("locked.docx"), &locked).unwrap_err();
         assert!(err.starts_with("encrypted DOCX"), "{err}");

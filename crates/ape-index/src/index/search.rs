@@ -175,7 +175,7 @@ impl FolderIndex {
 
     /// `path` as the manifest spells it: relative to the folder, `/`
     /// between parts, `./` and a leading folder path dropped.
-    pub(crate) fn relative(&self, path: &str) -> Result<String, IndexError> {
+    pub fn relative(&self, path: &str) -> Result<String, IndexError> {
         let p = std::path::Path::new(path);
         let rel = if p.is_absolute() {
             let canonical = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());

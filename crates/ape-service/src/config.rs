@@ -237,7 +237,7 @@ pub fn shipped_balanced(id: &str) -> ApeSettings {
 }
 
 /// `assets/calibrated.json`, compiled in.
-pub const SHIPPED_JSON: &str = include_str!("../assets/calibrated.json");
+pub const SHIPPED_JSON: &str = include_str!("../../../assets/calibrated.json");
 
 impl FileConfig {
     /// [`Self::for_model`] for the model file at `path`, and that model's

@@ -27,7 +27,7 @@ pub enum IndexError {
 }
 
 impl IndexError {
-    pub(crate) fn io(path: &Path, error: std::io::Error) -> Self {
+    pub fn io(path: &Path, error: std::io::Error) -> Self {
         Self::Io {
             path: path.to_path_buf(),
             error,
