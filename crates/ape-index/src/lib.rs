@@ -6,6 +6,8 @@
 #![deny(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzz;
 pub mod index;
 pub mod ingest;
 pub mod rlimit;
