@@ -264,10 +264,6 @@ pub fn run(
     let mut have = read_rows(plan.results)?;
     let total = plan.questions.len() * plan.settings.len();
     let mut out = Vec::new();
-    let mut by_folder: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
-    for q in plan.questions {
-        by_folder.entry(&q.folder).or_default().push(q);
-    }
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -276,7 +272,7 @@ pub fn run(
             path: plan.results.to_path_buf(),
             error,
         })?;
-    for (name, questions) in by_folder {
+    for (name, questions) in by_folder(plan.questions) {
         let dir = plan.root.join(name);
         let folder_err = DocsError::Folder;
         let mut ws = Workspace::open(engine, &dir, folder, store()?).map_err(folder_err)?;
@@ -296,15 +292,7 @@ pub fn run(
                 total,
                 doing: &doing,
             });
-            let at = out.len();
-            index(&mut ws, cancel, &mut |stage| {
-                progress(Progress {
-                    done: at,
-                    total,
-                    doing: &format!("indexing {name}: {stage}"),
-                })
-            })
-            .map_err(folder_err)?;
+            index_shown(&mut ws, name, (out.len(), total), cancel, progress)?;
         }
         for q in questions {
             let warm = missing(q, &have);
@@ -420,24 +408,12 @@ pub fn retrieval(
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<Retrieved>, DocsError> {
     let total = plan.questions.len();
-    let mut by_folder: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
-    for q in plan.questions {
-        by_folder.entry(&q.folder).or_default().push(q);
-    }
     let mut out = Vec::new();
-    for (name, questions) in by_folder {
+    for (name, questions) in by_folder(plan.questions) {
         let folder_err = DocsError::Folder;
         let mut ws =
             Workspace::open(engine, &plan.root.join(name), folder, store()?).map_err(folder_err)?;
-        let at = out.len();
-        index(&mut ws, cancel, &mut |stage| {
-            progress(Progress {
-                done: at,
-                total,
-                doing: &format!("indexing {name}: {stage}"),
-            })
-        })
-        .map_err(folder_err)?;
+        index_shown(&mut ws, name, (out.len(), total), cancel, progress)?;
         for q in questions {
             if cancel.load(Ordering::Relaxed) {
                 return Err(DocsError::Cancelled);
@@ -495,6 +471,34 @@ fn ask(
 /// Text and vectors, as `ape-chat index` leaves a folder before states:
 /// what hybrid retrieval needs. `progress` hears how far each stage is
 /// ("embedding chunks 48/800"), as it opens and after every unit.
+/// The questions of each folder, folders in name order.
+fn by_folder(questions: &[Question]) -> BTreeMap<&str, Vec<&Question>> {
+    let mut out: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
+    for q in questions {
+        out.entry(&q.folder).or_default().push(q);
+    }
+    out
+}
+
+/// [`index`] with its stages shown as the run's progress, which stays at
+/// `done` of `total` while the folder is indexed.
+fn index_shown(
+    ws: &mut Workspace<'_>,
+    name: &str,
+    (done, total): (usize, usize),
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), DocsError> {
+    index(ws, cancel, &mut |stage| {
+        progress(Progress {
+            done,
+            total,
+            doing: &format!("indexing {name}: {stage}"),
+        })
+    })
+    .map_err(DocsError::Folder)
+}
+
 fn index(
     ws: &mut Workspace<'_>,
     cancel: &AtomicBool,

@@ -537,4 +537,33 @@ fn eval_docs_answers_a_slice_and_resumes() {
         .lines()
         .count();
     assert_eq!(after, 40);
+    // Retrieval alone finds the page exactly when the answers read it.
+    let out = ape_chat(cache.path())
+        .args(["eval-docs", "--json", "--half", "all", "--retrieval-only"])
+        .arg("--questions")
+        .arg(&file)
+        .arg("--root")
+        .arg(rust_docs())
+        .arg("--model")
+        .arg(tiny_model_path())
+        .succeed();
+    let found: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let found_rows = found["rows"].as_array().expect("rows");
+    assert_eq!(found_rows.len(), 10);
+    for f in found_rows {
+        let answered = rows
+            .iter()
+            .find(|r| r["id"] == f["id"] && r["label"] == "fast")
+            .expect("an answer row");
+        assert_eq!(
+            !f["page_rank"].is_null(),
+            answered["page_retrieved"] == true,
+            "{f} vs {answered}"
+        );
+    }
+    let hits = found_rows
+        .iter()
+        .filter(|f| !f["page_rank"].is_null())
+        .count();
+    assert_eq!(found["page_retrieved"]["all"], json!([hits, 10]));
 }
