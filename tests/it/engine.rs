@@ -1022,3 +1022,23 @@ fn streamed_tokens_carry_their_logprobs_and_a_stop_cuts_text_and_tokens_alike() 
         full.tokens[..=w]
     );
 }
+
+/// Selective recomputation is sequential prefill where it recomputes: of
+/// every chunk token, bit for bit; of every token whose cached state is not
+/// already sequential's, with gaps between the recomputed ones (the
+/// patch's gapped positions), to rounding (1e-3 of the logits' scale: other
+/// batch shapes). The moved states alone are not, and the check tells.
+#[test]
+fn recomputing_every_token_is_sequential_prefill() {
+    let r = check::recomputation(engine(), &layout(), &SAMPLE_CHUNKS, SAMPLE_QUESTION, 8)
+        .expect("recomputation check runs");
+    eprintln!("{r:?}");
+    assert_eq!(r.chunks, 3);
+    assert_eq!(r.full_vs_sequential, 0.0, "{r:?}");
+    assert!(r.gapped_vs_sequential <= 1e-3, "{r:?}");
+    assert!(r.none_vs_sequential > 0.1, "the check can tell: {r:?}");
+    // Each budget recomputes its share of the tokens, rounded up.
+    for &(b, n, _) in &r.budgets {
+        assert_eq!(n, (r.tokens * b as usize).div_ceil(100), "{r:?}");
+    }
+}

@@ -135,6 +135,13 @@ pub struct ApeSettings {
         serialize_with = "shortest_opt"
     )]
     pub doubt: Option<f32>,
+    /// Selective recomputation instead of APE: the cached states moved to
+    /// sequential prefill's layout and this percentage of their tokens, the
+    /// ones the question attends to most, decoded again (100: sequential
+    /// prefill) [default: off].
+    #[arg(long, env = "APE_CHAT_RECOMPUTE", value_name = "PERCENT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recompute: Option<u8>,
 }
 
 impl ApeSettings {
@@ -149,6 +156,7 @@ impl ApeSettings {
             reread_echo: self.reread_echo.or(below.reread_echo),
             focus: self.focus.or(below.focus),
             doubt: self.doubt.or(below.doubt),
+            recompute: self.recompute.or(below.recompute),
         }
     }
 
@@ -164,6 +172,7 @@ impl ApeSettings {
             echo: self.reread_echo.unwrap_or(d.echo),
             focus: self.focus.unwrap_or(d.focus),
             doubt: self.doubt.or(d.doubt),
+            recompute: self.recompute.or(d.recompute),
         };
         p.validate().map_err(ConfigError::Setting)?;
         Ok(p)
@@ -426,6 +435,12 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 # those answers pay for it). Unset: never.  [APE_CHAT_DOUBT]
 # doubt = -0.5
 
+# Selective recomputation instead of APE: the cached states moved to
+# sequential prefill's layout and this percentage of their tokens (those the
+# question attends to most) decoded again; 100 is sequential prefill.
+# Unset: off.  [APE_CHAT_RECOMPUTE]
+# recompute = 20
+
 # Newline tokens appended to the shared prefix before the chunks (a longer
 # prefix can steady APE; changing it re-encodes the cache).  [APE_CHAT_PREFIX_NEWLINES]
 # prefix_newlines = 0
@@ -514,6 +529,7 @@ impl Quality {
         reread_echo: Some(true),
         focus: None,
         doubt: None,
+        recompute: None,
     };
 
     /// `balanced`'s whole-chunk re-read by prefill, where it was measured
@@ -533,6 +549,7 @@ impl Quality {
         reread_echo: Some(false),
         focus: None,
         doubt: None,
+        recompute: None,
     };
 
     /// The mode this quality answers in under `settings` (what flags, the
@@ -555,6 +572,7 @@ impl Quality {
                 Mode::Ape(ApeParams {
                     reread: 0,
                     doubt: None,
+                    recompute: None,
                     ..settings.params()?
                 }),
                 None,
@@ -657,6 +675,7 @@ mod tests {
                 reread_echo: None,
                 focus: None,
                 doubt: None,
+                recompute: None,
             },
             prefix_newlines: Some(2),
         };
@@ -761,12 +780,13 @@ mod tests {
                 reread_echo: Some(true),
                 focus: Some(1),
                 doubt: Some(-1.0),
+                recompute: Some(20),
             },
             prefix_newlines: Some(1),
         };
         let keys = serde_json::to_value(all).expect("json");
         let keys = keys.as_object().expect("object");
-        assert_eq!(keys.len(), 9);
+        assert_eq!(keys.len(), 10);
         for k in keys.keys() {
             assert!(TEMPLATE.contains(&format!("\n# {k} = ")), "{k}");
             assert!(all.has(k) && !ModelConfig::default().has(k), "{k}");

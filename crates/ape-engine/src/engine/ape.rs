@@ -56,6 +56,16 @@ pub struct ApeParams {
     /// sequential's prefill only on the questions that need it (None: never).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doubt: Option<f32>,
+    /// Selective recomputation instead of APE attention: the cached states
+    /// are moved to the sequential layout (best last, as sequential prefill
+    /// reads them) and this percentage of their tokens, those the question
+    /// attends to most in the first layers, is decoded again with
+    /// everything before it in view ([`super::recompute`]); the question
+    /// then reads with ordinary attention (`T`, `S` and the re-read
+    /// settings do not apply). 100 is sequential prefill; 0 the moved
+    /// states alone (None: APE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recompute: Option<u8>,
 }
 
 fn is_zero(x: &u32) -> bool {
@@ -83,6 +93,7 @@ impl ApeParams {
             echo: false,
             focus: 0,
             doubt: None,
+            recompute: None,
         }
     }
 
@@ -135,6 +146,16 @@ impl ApeParams {
                 return Err(format!(
                     "doubt is a log-probability, finite and at most 0: got {d}"
                 ));
+            }
+        }
+        if let Some(r) = self.recompute {
+            if r > 100 {
+                return Err(format!("recompute is a percentage, 0 to 100: got {r}"));
+            }
+            if self.reread > 0 || self.focus > 0 {
+                return Err(
+                    "recompute replaces APE's attention: no re-read or focus with it".into(),
+                );
             }
         }
         Ok(())

@@ -14,6 +14,10 @@
 //!    gives, bit for bit, what llama.cpp gives for the window decoded and
 //!    moved by its own position shift, and its K is the window's read at
 //!    those positions, to rounding.
+//! 5. Recomputation: selective recomputation of every chunk token is
+//!    sequential prefill, bit for bit; of every token whose cached state is
+//!    not already sequential's, with gaps between them, it is sequential
+//!    prefill to rounding; of none, it is not.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -322,6 +326,99 @@ pub fn echo(
     })
 }
 
+/// Result of the recomputation check ([`recomputation`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct RecomputeReport {
+    pub chunks: usize,
+    /// Chunk tokens, all chunks.
+    pub tokens: usize,
+    pub steps: usize,
+    /// max |Δlogit| between recomputing every chunk token (the answer
+    /// path's `recompute=100`) and sequential prefill: 0 when the moved
+    /// states, the dropped cells and the per-chunk decodes are exactly
+    /// sequential prefill's.
+    pub full_vs_sequential: f32,
+    /// The same for recomputing every other token of the first chunk read
+    /// and every token of the others, one gapped decode per chunk: the
+    /// tokens kept are the first chunk's, read right after the prefix,
+    /// where their cached state is sequential's, so only rounding (other
+    /// batch shapes) may differ, if the recomputed tokens see exactly what
+    /// they would in sequential prefill.
+    pub gapped_vs_sequential: f32,
+    /// The same for no recomputation (the moved states alone): what the
+    /// check must tell apart.
+    pub none_vs_sequential: f32,
+    /// max |Δlogit| against sequential prefill at each budget of the answer
+    /// path, with the tokens the question's attention picked.
+    pub budgets: Vec<(u8, usize, f32)>,
+}
+
+/// Check 5: selective recomputation ([`Session::recompute`]) against
+/// sequential prefill of the same chunks in the same reading order, over
+/// the question and `steps` tokens chosen by sequential prefill.
+pub fn recomputation(
+    engine: &Engine,
+    layout: &PromptLayout,
+    chunk_texts: &[&str],
+    question: &str,
+    steps: usize,
+) -> Result<RecomputeReport, EngineError> {
+    use super::generate::{prefill, Context};
+    let Encoded {
+        mut s,
+        prefix,
+        chunks,
+        q,
+    } = encoded(engine, layout, chunk_texts, question, steps)?;
+    let refs: Vec<&ChunkState> = chunks.iter().collect();
+    let ranking: Vec<usize> = (0..refs.len()).collect();
+    let ctx = Context {
+        prefix: &prefix,
+        chunks: &refs,
+        ranking: &ranking,
+        question: &q,
+    };
+    // `prefill` reads the question: the steps go on from its logits.
+    prefill(&mut s, Mode::Sequential, &ctx)?;
+    let (sequential, greedy) = continue_after(&mut s, &[], steps, None)?;
+    let budget = |r: u8| {
+        Mode::Ape(ApeParams {
+            recompute: Some(r),
+            ..ApeParams::DEFAULT
+        })
+    };
+    let mut budgets = Vec::new();
+    let mut full = f32::NAN;
+    for r in [0u8, 5, 10, 20, 40, 100] {
+        let t = prefill(&mut s, budget(r), &ctx)?;
+        let (logits, _) = continue_after(&mut s, &[], steps, Some(&greedy))?;
+        let d = max_diff(&logits, &sequential);
+        if r == 100 {
+            full = d;
+        }
+        budgets.push((r, t.recomputed, d));
+    }
+    let none = budgets.first().map_or(f32::NAN, |b| b.2);
+    // Every other token of the first chunk read, and all of the rest.
+    let order = ctx.best_last();
+    let read: Vec<&ChunkState> = order.iter().map(|&i| refs[i]).collect();
+    let first = read.first().map_or(0, |c| c.tokens.len());
+    let total: usize = read.iter().map(|c| c.tokens.len()).sum();
+    let picked: Vec<usize> = (1..first).step_by(2).chain(first..total).collect();
+    s.load_shifted(&prefix, &read)?;
+    s.recompute(&read, &picked)?;
+    let (gapped, _) = continue_after(&mut s, &q, steps, Some(&greedy))?;
+    Ok(RecomputeReport {
+        chunks: refs.len(),
+        tokens: total,
+        steps,
+        full_vs_sequential: full,
+        gapped_vs_sequential: max_diff(&gapped, &sequential),
+        none_vs_sequential: none,
+        budgets,
+    })
+}
+
 /// max over layers of max |a − b| / max |b|.
 fn relative_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
     a.iter()
@@ -483,7 +580,7 @@ fn run_on(
     continue_after(s, question, steps, forced)
 }
 
-/// Evaluates the question, then `steps` tokens (`forced`, or greedy), after
+/// Evaluates the question (if any), then `steps` tokens (`forced`, or greedy), after
 /// what the session holds.
 fn continue_after(
     s: &mut Session<'_>,
@@ -491,7 +588,10 @@ fn continue_after(
     steps: usize,
     forced: Option<&[TokenId]>,
 ) -> Result<(Logits, Vec<TokenId>), EngineError> {
-    s.eval(question)?;
+    // None when the caller's prefill read it already.
+    if !question.is_empty() {
+        s.eval(question)?;
+    }
     let (mut all, mut tokens) = (Vec::new(), Vec::new());
     for i in 0..steps {
         let logits = s.logits()?.to_vec();

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::ape::ApeParams;
 use super::state::{ChunkState, PrefixState};
-use super::{EngineError, Session, TokenId};
+use super::{recompute, EngineError, Session, TokenId};
 
 /// How the retrieved chunks reach the model; the paper's ablation in order.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,12 +55,10 @@ impl Mode {
             "ape" => Mode::Ape(ape),
             "ape-t" => Mode::Ape(ApeParams { scale: 1.0, ..ape }),
             spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
-            other => {
-                return Err(format!(
-                    "unknown mode `{other}` ({}, ape:t=…:s=…:reread=…:window=…:focus=…)",
-                    Self::NAMES.join(", ")
-                ))
-            }
+            other => return Err(format!(
+                "unknown mode `{other}` ({}, ape:t=…:s=…:reread=…:window=…:focus=…:recompute=…)",
+                Self::NAMES.join(", ")
+            )),
         })
     }
 
@@ -114,9 +112,10 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
             }
             "focus" => p.focus = v.parse().map_err(|e| bad(&e))?,
             "doubt" => p.doubt = Some(v.parse().map_err(|e| bad(&e))?),
+            "recompute" => p.recompute = Some(v.parse().map_err(|e| bad(&e))?),
             _ => {
                 return Err(format!(
-                "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, echo, focus, doubt)"
+                "unknown key `{k}` in `ape:{spec}` (t, s, reread, window, sentences, echo, focus, doubt, recompute)"
             ))
             }
         }
@@ -128,6 +127,17 @@ fn ape_spec(spec: &str, mut p: ApeParams) -> Result<ApeParams, String> {
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Mode::Ape(ApeParams {
+                recompute: Some(r),
+                doubt,
+                ..
+            }) => {
+                write!(f, "recompute {r} %")?;
+                match doubt {
+                    Some(d) => write!(f, " (doubt {d})"),
+                    None => Ok(()),
+                }
+            }
             Mode::Ape(p) => {
                 write!(f, "ape (T={}, S={}", p.temperature, p.scale)?;
                 if p.reread > 0 {
@@ -320,10 +330,19 @@ pub struct PrefillTimings {
     /// lists, and its share is the sum ([`PrefillTimings::shares_by_chunk`]).
     #[serde(skip)]
     pub reread: Vec<usize>,
-    /// Why an echo was asked for and the window prefilled instead
-    /// ([`EngineError::EchoUnsupported`]).
+    /// Why an echo was asked for and the window prefilled instead, or a
+    /// recomputation's states could not be moved and sequential prefill
+    /// ran ([`EngineError::EchoUnsupported`]).
     #[serde(skip)]
     pub echo_refused: Option<String>,
+    /// Chunk tokens decoded again by selective recomputation
+    /// ([`ApeParams::recompute`]; 0 otherwise).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub recomputed: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl PrefillTimings {
@@ -422,6 +441,13 @@ pub fn prefill(
     mode: Mode,
     ctx: &Context<'_>,
 ) -> Result<PrefillTimings, EngineError> {
+    if let Mode::Ape(ApeParams {
+        recompute: Some(percent),
+        ..
+    }) = mode
+    {
+        return prefill_recomputed(session, percent, ctx);
+    }
     let t0 = Instant::now();
     let reread: &[usize] = match mode {
         Mode::Ape(p) => &ctx.ranking[..(p.reread as usize).min(ctx.ranking.len())],
@@ -502,6 +528,64 @@ pub fn prefill(
         measured,
         reread: reread.iter().rev().copied().collect(),
         echo_refused,
+        recomputed: 0,
+    })
+}
+
+/// [`prefill`] with selective recomputation ([`ApeParams::recompute`]):
+/// the states moved to the sequential layout, best last as sequential
+/// prefill reads them; the question read once over them to pick the
+/// budget's tokens ([`recompute::question_attention`]), rewound; those
+/// tokens decoded again; then the question. Where the states cannot be
+/// moved, sequential prefill (the budget's far end), and why is kept.
+fn prefill_recomputed(
+    session: &mut Session<'_>,
+    percent: u8,
+    ctx: &Context<'_>,
+) -> Result<PrefillTimings, EngineError> {
+    let t0 = Instant::now();
+    let order = ctx.best_last();
+    let chunks: Vec<&ChunkState> = order.iter().map(|&i| ctx.chunks[i]).collect();
+    let refused = match session.load_shifted(ctx.prefix, &chunks) {
+        Ok(()) => None,
+        Err(EngineError::EchoUnsupported(why)) => {
+            session.load_prefix(ctx.prefix)?;
+            Some(why)
+        }
+        Err(e) => return Err(e),
+    };
+    let load = t0.elapsed();
+    let t1 = Instant::now();
+    let total: usize = chunks.iter().map(|c| c.tokens.len()).sum();
+    let recomputed = match refused {
+        Some(_) => {
+            session.load_sequential_chunks(&chunks)?;
+            total
+        }
+        None => {
+            let picked: Vec<usize> = match percent {
+                0 => Vec::new(),
+                100.. => (0..total).collect(),
+                _ => {
+                    let p = ctx.prefix.tokens.len();
+                    let scores =
+                        recompute::question_attention(session, p..p + total, ctx.question)?;
+                    recompute::pick(&scores, percent)
+                }
+            };
+            session.recompute(&chunks, &picked)?;
+            picked.len()
+        }
+    };
+    session.eval(ctx.question)?;
+    Ok(PrefillTimings {
+        load,
+        prefill: t1.elapsed(),
+        rereading: Duration::ZERO,
+        measured: order,
+        reread: Vec::new(),
+        echo_refused: refused,
+        recomputed,
     })
 }
 

@@ -33,6 +33,7 @@ mod pool;
 pub mod prompt;
 #[allow(unsafe_code)]
 mod raw_params;
+pub mod recompute;
 mod seqstate;
 #[allow(unsafe_code)]
 pub mod session;

@@ -26,6 +26,7 @@ use llama_cpp_sys_2 as sys;
 use super::ape::ApeParams;
 use super::hook::{eval_callback, ActiveApe, Attribution, ChunkLayout, DevicePath, Hook, Probe};
 use super::kv::{CellsMeta, KvCache};
+use super::pool::Lease;
 use super::raw_params::with_eval_callback;
 use super::seqstate;
 use super::seqstate::Blob;
@@ -459,18 +460,32 @@ impl<'e> Session<'e> {
         prefix: &PrefixState,
         chunks: &[&ChunkState],
     ) -> Result<(), EngineError> {
+        let mut parts = vec![(prefix.bytes.as_slice(), None, prefix.tokens.len())];
+        parts.extend(chunks.iter().map(|c| Self::part(c)));
+        self.place_parts(&parts, 0, SEQ_MAIN)
+    }
+
+    /// A chunk as [`Self::place_parts`] takes it.
+    fn part(c: &ChunkState) -> (&[u8], Option<&Lease>, usize) {
+        (c.payload(), c.resident.as_ref(), c.tokens.len())
+    }
+
+    /// Writes `parts` (state bytes, the tier lease that may hold them, their
+    /// tokens) into consecutive cells from `cell0`, for `seq`, each at the
+    /// positions its state records. Every part is checked before any is
+    /// written; a failure leaves the cache clear.
+    fn place_parts(
+        &mut self,
+        parts: &[(&[u8], Option<&Lease>, usize)],
+        cell0: usize,
+        seq: i32,
+    ) -> Result<(), EngineError> {
         let bad = |e: String| EngineError::StateMismatch(format!("chunk states: {e}"));
         let kv = self.kv().map_err(bad)?;
         let mut host: Vec<(usize, Blob<'_>)> = Vec::new();
         let mut pooled = Vec::new();
-        let mut cell = 0;
-        let mut parts = vec![(prefix.bytes.as_slice(), None, prefix.tokens.len())];
-        parts.extend(
-            chunks
-                .iter()
-                .map(|c| (c.payload(), c.resident.as_ref(), c.tokens.len())),
-        );
-        for (bytes, lease, tokens) in parts {
+        let mut cell = cell0;
+        for &(bytes, lease, tokens) in parts {
             match lease {
                 Some(l) => {
                     if l.cells() != tokens {
@@ -497,14 +512,14 @@ impl<'e> Session<'e> {
         }
         let placed = host
             .iter()
-            .try_for_each(|(cell, blob)| kv.place(SEQ_MAIN, *cell, blob))
+            .try_for_each(|(cell, blob)| kv.place(seq, *cell, blob))
             .and_then(|()| {
                 if pooled.is_empty() {
                     return Ok(());
                 }
                 let mut tiers = self.engine.tiers.lock().map_err(|_| "tier lock poisoned")?;
                 let tiers = tiers.as_mut().ok_or("no memory tiers")?;
-                tiers.place(&kv, SEQ_MAIN, &pooled)
+                tiers.place(&kv, seq, &pooled)
             });
         if let Err(e) = placed {
             self.clear();
@@ -580,6 +595,187 @@ impl<'e> Session<'e> {
             self.decode(&c.tokens, SEQ_MAIN, false)?;
         }
         Ok(())
+    }
+
+    /// Cached chunk states in the sequential layout, what selective
+    /// recomputation ([`Self::recompute`]) repairs: after the prefix, chunk
+    /// `i` (in the order given, the order sequential prefill reads) at
+    /// positions `P + Σ_{j<i} L_j ..`, in the cells of the same indices, so
+    /// that cell and position agree as they do after sequential prefill.
+    /// Each state was computed at `P..P+Lᵢ`; llama.cpp's own K shift
+    /// (`llama_memory_seq_add`, applied before the next decode) moves it
+    /// there, as [`Self::echo`] moves a window. The cells still hold what
+    /// each chunk saw alone after the prefix; the question reads them with
+    /// ordinary attention (no APE).
+    ///
+    /// Needs a cache placement can address, an unquantized K and a model
+    /// whose positions can shift; otherwise [`EngineError::EchoUnsupported`]
+    /// and the cache is left clear.
+    pub fn load_shifted(
+        &mut self,
+        prefix: &PrefixState,
+        chunks: &[&ChunkState],
+    ) -> Result<(), EngineError> {
+        self.check_parallel(prefix, chunks)?;
+        self.clear();
+        self.ensure_shiftable()?;
+        let p = prefix.tokens.len();
+        let (first, rest) = chunks.split_at(chunks.len().min(1));
+        let mut parts = vec![(prefix.bytes.as_slice(), None, p)];
+        parts.extend(first.iter().map(|c| Self::part(c)));
+        self.place_parts(&parts, 0, SEQ_MAIN)?;
+        let mut cell = p + first.first().map_or(0, |c| c.tokens.len());
+        for c in rest {
+            let n = c.tokens.len();
+            self.place_parts(&[Self::part(c)], cell, SEQ_ASIDE)?;
+            // Claimed aside at the positions their K was rotated for,
+            // shifted there (only the aside sequence's cells move), then
+            // given to the main sequence.
+            let (from, to) = (p as u32, (p + n) as u32);
+            let moved = self
+                .ctx
+                .kv_cache_seq_add(SEQ_ASIDE, Some(from), Some(to), (cell - p) as i32)
+                .and_then(|()| {
+                    self.ctx.kv_cache_seq_cp(
+                        SEQ_ASIDE,
+                        SEQ_MAIN,
+                        Some(cell as u32),
+                        Some((cell + n) as u32),
+                    )
+                })
+                .and_then(|()| {
+                    self.ctx
+                        .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
+                        .map(|_| ())
+                });
+            if let Err(e) = moved {
+                self.clear();
+                return Err(EngineError::Cache(e.to_string()));
+            }
+            cell += n;
+        }
+        self.next_pos = cell as i32;
+        self.used_cells = cell;
+        self.hook().layout = Some(ChunkLayout::new(p, chunks, false));
+        Ok(())
+    }
+
+    /// Whether cached cells can be moved to other positions here: a K
+    /// stored unquantized (a quantized K is requantized whole by a shift)
+    /// and a model whose positions can shift.
+    fn ensure_shiftable(&self) -> Result<(), EngineError> {
+        let kv = self.kv().map_err(EngineError::EchoUnsupported)?;
+        if !kv.k_is_float() {
+            return Err(EngineError::EchoUnsupported(
+                "a quantized K cache cannot shift cells alone".into(),
+            ));
+        }
+        // SAFETY: the live context's memory; a plain query.
+        let can_shift = unsafe {
+            super::raw_params::context_ptr(&self.ctx)
+                .is_some_and(|c| sys::llama_memory_can_shift(sys::llama_get_memory(c.as_ptr())))
+        };
+        if !can_shift {
+            return Err(EngineError::EchoUnsupported(
+                "this model's positions cannot be shifted".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Selective recomputation after [`Self::load_shifted`]: the chunk
+    /// tokens `picked` (ascending indices into the chunks' tokens read one
+    /// after another, which are also their cells and positions less `P`)
+    /// are decoded again at their own positions, each attending by
+    /// position, as in sequential prefill, to everything before it: the
+    /// cached cells not recomputed and the recomputed ones alike. Their
+    /// cached cells are dropped first and refilled in order (llama.cpp
+    /// fills the lowest free cells), so cell and position still agree.
+    ///
+    /// One decode call per chunk, its picked tokens together although
+    /// their positions have gaps and lie below cells the sequence holds:
+    /// the patch's `llama_ape_set_gapped_positions` lets llama.cpp's batch
+    /// check accept that, for these calls only. With every token picked the
+    /// calls are sequential prefill's, chunk by chunk, over the same cells:
+    /// the same computation as [`Self::load_sequential_chunks`].
+    pub fn recompute(
+        &mut self,
+        chunks: &[&ChunkState],
+        picked: &[usize],
+    ) -> Result<(), EngineError> {
+        let bad = |e: String| EngineError::StateMismatch(format!("recomputation: {e}"));
+        let (p, bounds) = match self.hook_ref().layout.as_ref() {
+            Some(l) if !l.parallel && l.tail.is_empty() => (l.cols.start, l.bounds.clone()),
+            _ => return Err(bad("no shifted chunks are loaded".into())),
+        };
+        let total = bounds.last().copied().unwrap_or(0);
+        if self.next_pos as usize != p + total {
+            return Err(bad("tokens follow the chunks: rewind to them first".into()));
+        }
+        if picked.windows(2).any(|w| w[0] >= w[1]) || picked.last().is_some_and(|&i| i >= total) {
+            return Err(bad(format!(
+                "token indices must ascend and lie below {total}"
+            )));
+        }
+        if picked.is_empty() {
+            return Ok(());
+        }
+        let tokens: Vec<TokenId> = chunks
+            .iter()
+            .flat_map(|c| c.tokens.iter().copied())
+            .collect();
+        let lengths = chunks.iter().map(|c| c.tokens.len());
+        if !lengths.eq(bounds.windows(2).map(|w| w[1] - w[0])) {
+            return Err(bad("these are not the chunks loaded".into()));
+        }
+        // Drop the cached cells, run by run.
+        let mut run = picked[0]..picked[0] + 1;
+        let mut runs = Vec::new();
+        for &i in &picked[1..] {
+            if i == run.end {
+                run.end += 1;
+            } else {
+                runs.push(std::mem::replace(&mut run, i..i + 1));
+            }
+        }
+        runs.push(run);
+        for r in runs {
+            self.ctx
+                .kv_cache_seq_rm(
+                    SEQ_MAIN,
+                    Some((p + r.start) as u32),
+                    Some((p + r.end) as u32),
+                )
+                .map_err(|e| EngineError::Cache(e.to_string()))?;
+        }
+        self.used_cells -= picked.len();
+        self.set_gapped(true);
+        let mut done = Ok(());
+        let mut rest = picked;
+        for w in bounds.windows(2) {
+            let n = rest.iter().take_while(|&&i| i < w[1]).count();
+            let (here, after) = rest.split_at(n);
+            rest = after;
+            if here.is_empty() {
+                continue;
+            }
+            let toks: Vec<TokenId> = here.iter().map(|&i| tokens[i]).collect();
+            let pos: Vec<i32> = here.iter().map(|&i| (p + i) as i32).collect();
+            done = self.decode_at(&toks, &pos, SEQ_MAIN, false);
+            if done.is_err() {
+                break;
+            }
+        }
+        self.set_gapped(false);
+        done
+    }
+
+    /// Lets llama.cpp's next decodes take positions with gaps (the patch).
+    fn set_gapped(&mut self, gapped: bool) {
+        if let Some(raw) = super::raw_params::context_ptr(&self.ctx) {
+            // SAFETY: `raw` is the live context; this stores one flag.
+            unsafe { sys::llama_ape_set_gapped_positions(raw.as_ptr(), gapped) };
+        }
     }
 
     /// The PCW baseline computed live, as a reference for the state path:
@@ -1055,18 +1251,37 @@ impl<'e> Session<'e> {
 
     /// Decodes `tokens` into `seq` at `next_pos…`, in batches of `n_batch`.
     fn decode(&mut self, tokens: &[TokenId], seq: i32, want_last: bool) -> Result<(), EngineError> {
+        let from = self.next_pos;
+        let positions: Vec<i32> = (from..from + tokens.len() as i32).collect();
+        self.decode_at(tokens, &positions, seq, want_last)?;
+        self.next_pos = from + tokens.len() as i32;
+        Ok(())
+    }
+
+    /// Decodes `tokens` into `seq` at `positions` (one each), in batches of
+    /// `n_batch`; leaves `next_pos` alone.
+    fn decode_at(
+        &mut self,
+        tokens: &[TokenId],
+        positions: &[i32],
+        seq: i32,
+        want_last: bool,
+    ) -> Result<(), EngineError> {
         self.ensure_room(self.used_cells + tokens.len())?;
         self.last_logits = None;
         let n = tokens.len();
-        for (b, piece) in tokens.chunks(self.n_batch).enumerate() {
+        for (b, (piece, at)) in tokens
+            .chunks(self.n_batch)
+            .zip(positions.chunks(self.n_batch))
+            .enumerate()
+        {
             self.batch.clear();
             let last_piece = (b + 1) * self.n_batch >= n;
-            for (i, &t) in piece.iter().enumerate() {
+            for (i, (&t, &pos)) in piece.iter().zip(at).enumerate() {
                 let logits = want_last && last_piece && i + 1 == piece.len();
                 self.batch
-                    .add(LlamaToken(t), self.next_pos, &[seq], logits)
+                    .add(LlamaToken(t), pos, &[seq], logits)
                     .map_err(|e| EngineError::Decode(e.to_string()))?;
-                self.next_pos += 1;
             }
             self.hook().fault = None;
             if let Some(i) = self.interrupt.as_deref_mut() {
