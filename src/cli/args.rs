@@ -379,6 +379,7 @@ impl AskArgs {
                 stops: &[],
                 stop: self.stop.clone(),
                 top_logprobs: 0,
+                score: Vec::new(),
             },
             max_chunks: None,
         })

@@ -168,20 +168,22 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
     }
     let base = &settings[0].label;
     println!(
-        "{:<10} {:>7} {:>22} {:>24} {:>11} {:>11} {:>8} {:>9} {:>7}",
+        "{:<10} {:>7} {:>22} {:>24} {:>11} {:>22} {:>11} {:>8} {:>9} {:>13} {:>7}",
         "setting",
         "right",
         "share [95% CI]",
         format!("vs {base} [95% CI]"),
         "lost/gained",
+        "likelihood [95% CI]",
         "median TTFT",
         "speedup",
         "page read",
+        "missed (r/r)",
         "doubted"
     );
     for s in &summary {
         println!(
-            "{:<10} {:>7} {:>22} {:>24} {:>11} {:>9.2} s {:>7.1}× {:>8.0}% {:>7}",
+            "{:<10} {:>7} {:>22} {:>24} {:>11} {:>22} {:>9.2} s {:>7.1}× {:>8.0}% {:>13} {:>7}",
             s.label,
             format!("{}/{}", s.right, s.questions),
             format!(
@@ -193,12 +195,21 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
                 s.against_baseline.value, s.against_baseline.lo, s.against_baseline.hi
             ),
             format!("{}/{}", s.lost, s.gained),
+            format!(
+                "{:.3} [{:.3}, {:.3}]",
+                s.likelihood.value, s.likelihood.lo, s.likelihood.hi
+            ),
             s.median_ttft_ms / 1e3,
             s.speedup,
             s.page_retrieved * 100.0,
+            format!("{}/{}", s.missed_retrieval, s.missed_reading),
             s.doubted
         );
     }
+    println!(
+        "{}",
+        dim(&format!("likelihood: the reference answer's per-token likelihood against {base}'s (ratio of means); missed: wrong with the page not retrieved / retrieved"))
+    );
     println!(
         "{}",
         dim("intervals: 2,000 resamples of the pages; TTFT with each question's states cached")

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{bootstrap, paired_difference, Clusters, Estimate};
+use super::stats::{bootstrap, paired_difference, ratio_of_means, Clusters, Estimate};
 use crate::answer::AskOptions;
 use crate::engine::{Engine, GenerateOptions, Mode};
 use crate::index::IndexProgress;
@@ -69,6 +69,10 @@ pub struct Question {
     pub question: String,
     pub answer: String,
     pub evidence: String,
+    /// The reference answer whose likelihood is measured ([`Self::gold`]);
+    /// when absent, the text the pattern matches in the evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gold: Option<String>,
 }
 
 /// The two halves of the set, by page: settings are chosen on `tune` and
@@ -107,6 +111,21 @@ impl Question {
             .build()
     }
 
+    /// The reference answer teacher-forced after the question: `gold` as
+    /// written, else the span of the evidence the pattern matches (the
+    /// answer as the page says it, "target/release", "16"), as extractive
+    /// sets take their gold answers. Empty only if neither exists, which
+    /// [`load`] refuses.
+    pub fn gold(&self) -> String {
+        if let Some(g) = &self.gold {
+            return g.clone();
+        }
+        self.pattern()
+            .ok()
+            .and_then(|p| p.find(&self.evidence).map(|m| m.as_str().to_string()))
+            .unwrap_or_default()
+    }
+
     /// Whether `text` answers the question.
     pub fn is_right(&self, text: &str) -> bool {
         self.pattern().is_ok_and(|p| p.is_match(text))
@@ -126,7 +145,7 @@ impl Question {
 }
 
 /// Reads the questions of `path` (JSON Lines), each checked: unique id, a
-/// pattern that compiles and matches its own evidence.
+/// pattern that compiles and matches its own evidence, a reference answer.
 pub fn load(path: &Path) -> Result<Vec<Question>, DocsError> {
     let io = |error| DocsError::Io {
         path: path.to_path_buf(),
@@ -152,6 +171,12 @@ pub fn load(path: &Path) -> Result<Vec<Question>, DocsError> {
         if !pattern.is_match(&q.evidence) {
             return Err(bad(format!(
                 "{}: the answer pattern does not match its own evidence",
+                q.id
+            )));
+        }
+        if q.gold().trim().is_empty() {
+            return Err(bad(format!(
+                "{}: no reference answer (no `gold`, and the pattern matches nothing of the evidence)",
                 q.id
             )));
         }
@@ -211,6 +236,11 @@ pub struct Row {
     /// prefill answered (`logprobs` are then that answer's).
     #[serde(default)]
     pub doubted: bool,
+    /// The reference answer's ([`Question::gold`]) mean negative
+    /// log-likelihood per token, teacher-forced after the question in the
+    /// context that answered (sequential's for a doubted answer).
+    #[serde(default)]
+    pub gold_nll: Option<f64>,
     pub code: String,
 }
 
@@ -234,7 +264,7 @@ fn row_key(ws: &Workspace<'_>, plan: &Plan<'_>, chunk_tokens: usize, mode: &Mode
     let o = &plan.options;
     h.update(
         format!(
-            "{chunk_tokens}|{:?}|{:?}|{}|{mode}|v1",
+            "{chunk_tokens}|{:?}|{:?}|{}|{mode}|v2",
             o.top_k, o.retrieval, o.generate.max_tokens
         )
         .as_bytes(),
@@ -335,12 +365,20 @@ pub fn run(
                     total,
                     doing: &doing,
                 });
+                let gold = engine.tokenize(q.gold().trim());
                 let options = AskOptions {
                     mode: s.mode,
                     whole_mode: s.whole_mode,
+                    generate: GenerateOptions {
+                        score: gold.clone(),
+                        ..plan.options.generate.clone()
+                    },
                     ..plan.options.clone()
                 };
                 let a = ask(&mut ws, q, &options, cancel)?;
+                let scored = &a.generated.scored;
+                let gold_nll = (!scored.is_empty() && scored.len() == gold.len())
+                    .then(|| -scored.iter().sum::<f64>() / scored.len() as f64);
                 let page_rank = a
                     .sources
                     .iter()
@@ -363,6 +401,7 @@ pub fn run(
                     states_encoded: a.states.encoded + a.states.rebuilt,
                     logprobs: a.generated.logprobs,
                     doubted: a.doubted,
+                    gold_nll,
                     code: super::code_version().to_string(),
                 };
                 let line = serde_json::json!({"asked": slot.1, "row": row});
@@ -578,6 +617,14 @@ pub struct Summary {
     pub page_retrieved: f64,
     /// Answers begun again with sequential prefill by the doubt check.
     pub doubted: usize,
+    /// Wrong answers whose page was never among the sources (retrieval's
+    /// misses), and those whose page was (the reader's).
+    pub missed_retrieval: usize,
+    pub missed_reading: usize,
+    /// The reference answer's likelihood per token, `exp(−NLL)`, averaged,
+    /// over the baseline's: ratio of means, pages resampled, on the
+    /// questions both measured.
+    pub likelihood: Estimate,
 }
 
 /// Every setting's summary, paired against the first (`rows` as [`run`]
@@ -628,9 +675,35 @@ pub fn summarize(rows: &[Row], settings: &[Setting]) -> Vec<Summary> {
                 page_retrieved: mine.iter().filter(|r| r.page_retrieved).count() as f64
                     / n.max(1) as f64,
                 doubted: mine.iter().filter(|r| r.doubted).count(),
+                missed_retrieval: mine
+                    .iter()
+                    .filter(|r| !r.right && !r.page_retrieved)
+                    .count(),
+                missed_reading: mine.iter().filter(|r| !r.right && r.page_retrieved).count(),
+                likelihood: if paired {
+                    likelihood_retention(&mine, &base)
+                } else {
+                    Estimate::exact(f64::NAN)
+                },
             }
         })
         .collect()
+}
+
+/// [`Summary::likelihood`]: `mine` against `base`, row for row, on the
+/// questions both measured, pages resampled.
+fn likelihood_retention(mine: &[&Row], base: &[&Row]) -> Estimate {
+    let both: Vec<(f64, f64, &str)> = mine
+        .iter()
+        .zip(base)
+        .filter_map(|(m, b)| Some(((-m.gold_nll?).exp(), (-b.gold_nll?).exp(), b.page.as_str())))
+        .collect();
+    if both.is_empty() {
+        return Estimate::exact(f64::NAN);
+    }
+    let pages: Vec<&str> = both.iter().map(|t| t.2).collect();
+    let (a, b): (Vec<f64>, Vec<f64>) = both.iter().map(|t| (t.0, t.1)).unzip();
+    ratio_of_means(&a, &b, &Clusters::of(&pages))
 }
 
 /// Draws `summary` (as [`summarize`] gives it) to an SVG at `path`: each
@@ -734,7 +807,21 @@ mod tests {
             question: "?".into(),
             answer: answer.into(),
             evidence: evidence.into(),
+            gold: None,
         }
+    }
+
+    #[test]
+    fn the_reference_answer_is_the_evidence_the_pattern_matches_unless_written() {
+        let mut q = q(
+            "a",
+            "p.html",
+            r"\b16\b|sixteen",
+            "incremental = false codegen-units = 16",
+        );
+        assert_eq!(q.gold(), "16");
+        q.gold = Some("16 codegen units".into());
+        assert_eq!(q.gold(), "16 codegen units");
     }
 
     #[test]
@@ -814,6 +901,7 @@ mod tests {
             states_encoded: 0,
             logprobs: Vec::new(),
             doubted: false,
+            gold_nll: Some(0.5),
             code: String::new(),
         }
     }
@@ -836,7 +924,23 @@ mod tests {
         }
         // The first fast answer was doubted: counted, its row still fast's.
         rows[1].doubted = true;
+        // Its page was not retrieved: a retrieval miss, not a reading one.
+        rows[1].page_retrieved = false;
+        // Fast is less sure of the reference on one question, and one of
+        // exact's has no likelihood: that question is left out of the ratio.
+        rows[3].gold_nll = Some(1.5);
+        rows[4].gold_nll = None;
         let s = summarize(&rows, &settings);
+        assert_eq!((s[1].missed_retrieval, s[1].missed_reading), (1, 0));
+        assert_eq!((s[0].missed_retrieval, s[0].missed_reading), (0, 0));
+        let kept =
+            (3.0 * (-0.5f64).exp() - (-0.5f64).exp() + (-1.5f64).exp()) / (3.0 * (-0.5f64).exp());
+        assert!(
+            (s[1].likelihood.value - kept).abs() < 1e-12,
+            "{:?}",
+            s[1].likelihood
+        );
+        assert_eq!(s[0].likelihood.value, 1.0);
         assert_eq!((s[0].doubted, s[1].doubted), (0, 1));
         assert_eq!(s[1].mode, "fast", "the setting's mode");
         assert_eq!((s[0].right, s[1].right), (4, 3));

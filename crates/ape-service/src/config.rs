@@ -560,12 +560,24 @@ impl Quality {
     /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
     /// the echo, measured there). What the user set beats the preset,
     /// field by field, and the preset beats the calibration; `fast` never
-    /// re-reads or doubts.
+    /// re-reads or doubts. A recomputation budget set by the user replaces
+    /// `fast`'s and `balanced`'s APE; `exact` is sequential prefill.
     pub fn modes(
         self,
         settings: ApeSettings,
         balanced: ApeSettings,
     ) -> Result<(Mode, Option<Mode>), ConfigError> {
+        if let (Some(_), Quality::Fast | Quality::Balanced) = (settings.recompute, self) {
+            // Asked for by name, recomputation replaces the preset's APE
+            // refinements (re-read, echo, focus), which it cannot combine
+            // with; a re-read or focus set with it is still refused.
+            let preset = ApeSettings {
+                reread: settings.reread.or(Some(0)),
+                focus: settings.focus.or(Some(0)),
+                ..settings
+            };
+            return Ok((Mode::Ape(preset.params()?), None));
+        }
         Ok(match self {
             Quality::Exact => (Mode::Sequential, None),
             Quality::Fast => (
@@ -647,6 +659,40 @@ mod tests {
             FileConfig::default().for_model(None).balanced,
             ApeSettings::default()
         );
+    }
+
+    #[test]
+    fn a_recomputation_budget_replaces_the_presets_ape_but_not_exact() {
+        let set = ApeSettings {
+            recompute: Some(20),
+            ..ApeSettings::default()
+        };
+        for q in [Quality::Fast, Quality::Balanced] {
+            let (mode, whole) = q.modes(set, ApeSettings::default()).expect("valid");
+            let Mode::Ape(p) = mode else {
+                panic!("{mode:?}")
+            };
+            assert_eq!(
+                (p.recompute, p.reread, p.echo, p.focus),
+                (Some(20), 0, false, 0)
+            );
+            assert_eq!(whole, None);
+        }
+        let exact = Quality::Exact.modes(set, ApeSettings::default());
+        assert_eq!(exact.expect("valid"), (Mode::Sequential, None));
+        // A re-read asked for with it is refused, not dropped.
+        let both = ApeSettings {
+            reread: Some(1),
+            ..set
+        };
+        assert!(Quality::Balanced
+            .modes(both, ApeSettings::default())
+            .is_err());
+        let over = ApeSettings {
+            recompute: Some(101),
+            ..ApeSettings::default()
+        };
+        assert!(Quality::Fast.modes(over, ApeSettings::default()).is_err());
     }
 
     #[test]

@@ -55,10 +55,12 @@ impl Mode {
             "ape" => Mode::Ape(ape),
             "ape-t" => Mode::Ape(ApeParams { scale: 1.0, ..ape }),
             spec if spec.starts_with("ape:") => Mode::Ape(ape_spec(&spec[4..], ape)?),
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown mode `{other}` ({}, ape:t=…:s=…:reread=…:window=…:focus=…:recompute=…)",
                 Self::NAMES.join(", ")
-            )),
+            ))
+            }
         })
     }
 
@@ -248,6 +250,12 @@ pub struct GenerateOptions {
     /// The most likely alternatives reported beside each answer token
     /// ([`TokenLogprob::top`]; a server request's `top_logprobs`).
     pub top_logprobs: usize,
+    /// A reference answer's tokens, teacher-forced after the question once
+    /// the answer is done, in the same context ([`generate`] only): their
+    /// log-probabilities are [`Generated::scored`]. What an evaluation
+    /// weighs beside right and wrong: how sure the model was of the right
+    /// answer.
+    pub score: Vec<TokenId>,
 }
 
 impl Default for GenerateOptions {
@@ -259,6 +267,7 @@ impl Default for GenerateOptions {
             stops: &[],
             stop: Vec::new(),
             top_logprobs: 0,
+            score: Vec::new(),
         }
     }
 }
@@ -417,6 +426,10 @@ pub struct Generated {
     /// (before any sampling temperature): how sure the model was.
     #[serde(skip)]
     pub logprobs: Vec<f32>,
+    /// Log-probability of each of [`GenerateOptions::score`]'s tokens
+    /// (empty when none were given, or the answer was doubted).
+    #[serde(skip)]
+    pub scored: Vec<f64>,
 }
 
 impl Generated {
@@ -757,7 +770,17 @@ pub fn generate(
         Mode::Ape(p) => p.doubt,
         _ => None,
     };
-    decode(session, options, doubt, timings, start, on_text)
+    let score = options.score.clone();
+    let before = match score.is_empty() {
+        true => None,
+        false => Some((session.position(), session.logits()?.to_vec())),
+    };
+    let mut g = decode(session, options, doubt, timings, start, on_text)?;
+    if let (Some((question_end, first)), false) = (before, g.stop == StopReason::Doubted) {
+        session.rewind(question_end)?;
+        g.scored = score_continuation(session, &first, &score)?;
+    }
+    Ok(g)
 }
 
 /// The decoding half of [`generate`], after [`prefill`]: samples from the
@@ -904,6 +927,7 @@ pub fn decode(
         decode: decode_start.elapsed(),
         attention_shares: session.attention_shares(),
         logprobs,
+        scored: Vec::new(),
     })
 }
 
