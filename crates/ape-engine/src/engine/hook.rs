@@ -156,6 +156,10 @@ pub(crate) struct Hook {
     pub ape: Option<ActiveApe>,
     pub attribution: Option<Attribution>,
     pub probe: Option<Probe>,
+    /// The probe sees only the softmax of layers below this (`None`: every
+    /// attention tensor): what a choice made from the first layers needs,
+    /// without splitting the graph or copying the rest.
+    pub probe_layers: Option<usize>,
     /// First problem seen during the current decode; the session fails it.
     pub fault: Option<String>,
     /// Nodes handed to the callback so far: each one splits llama.cpp's
@@ -247,7 +251,7 @@ impl Hook {
     fn wants(&mut self, t: &sys::ggml_tensor) -> bool {
         match node_of(t) {
             Some(Node::Kq(_)) => {
-                self.probe.is_some()
+                self.probe_sees_all()
                     || self.attribution.is_some()
                     || self.ape.as_ref().is_some_and(ActiveApe::edits_kq)
             }
@@ -262,10 +266,15 @@ impl Hook {
                         self.fail(e);
                     }
                 }
-                self.probe.is_some()
+                self.probe.is_some() && self.probe_layers.is_none_or(|n| layer < n)
             }
             None => false,
         }
+    }
+
+    /// A probe is on that is shown every attention tensor.
+    fn probe_sees_all(&self) -> bool {
+        self.probe.is_some() && self.probe_layers.is_none()
     }
 
     fn visit(&mut self, t: &sys::ggml_tensor) {
@@ -310,7 +319,7 @@ impl Hook {
             self.attribution.is_some() && self.layout.as_ref().is_some_and(|l| !l.tail.is_empty());
         let on_device = plan.is_some() && !focused && !tail_shares && self.device_kernel(t);
         let rows = n_tokens * n_head;
-        if self.probe.is_some() {
+        if self.probe_sees_all() {
             // A probe sees the whole tensor (checks and tests, small contexts).
             if let Err(e) = self.load(t, 0..rows, n_kv) {
                 return self.fail(format!("layer {layer}: {e}"));
@@ -327,7 +336,7 @@ impl Hook {
         // Rows a block at a time: the host scratch stays bounded however
         // many cells a question reads (hundreds of chunks: 100K+ cells). A
         // probe's copy above is already the whole tensor: one block.
-        let whole = self.probe.is_some();
+        let whole = self.probe_sees_all();
         let per = if whole {
             rows
         } else {

@@ -34,7 +34,7 @@ pub fn question_attention(
     let totals = Arc::new(Mutex::new(vec![0.0f64; cells.len()]));
     let sink = Arc::clone(&totals);
     let cols = cells.clone();
-    session.set_probe(Some(Box::new(move |e: &ProbeEvent<'_>| {
+    let probe = Box::new(move |e: &ProbeEvent<'_>| {
         if e.kind != ProbeKind::Softmax || e.layer >= SELECT_LAYERS || cols.end > e.n_kv {
             return;
         }
@@ -44,7 +44,8 @@ pub fn question_attention(
                 *acc += w as f64;
             }
         }
-    })));
+    });
+    session.set_softmax_probe(probe, SELECT_LAYERS);
     let start = session.position();
     let read = session.eval(question);
     session.set_probe(None);

@@ -291,6 +291,15 @@ impl<'e> Session<'e> {
     /// Observes attention tensors during decoding (checks only; costs speed).
     pub fn set_probe(&mut self, probe: Option<Probe>) {
         self.hook().probe = probe;
+        self.hook().probe_layers = None;
+    }
+
+    /// A probe shown only the attention weights (`kq_soft_max`) of the
+    /// layers below `layers`: the graph splits there alone, so a choice
+    /// made from the first layers costs little more than the decode.
+    pub fn set_softmax_probe(&mut self, probe: Probe, layers: usize) {
+        self.hook().probe = Some(probe);
+        self.hook().probe_layers = Some(layers);
     }
 
     /// Computes the shared prefix's state (positions `0..P`).
