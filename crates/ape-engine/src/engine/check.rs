@@ -339,7 +339,7 @@ pub struct RecomputeReport {
     /// sequential prefill's.
     pub full_vs_sequential: f32,
     /// The same for recomputing every other token of the first chunk read
-    /// and every token of the others, one gapped decode per chunk: the
+    /// and every token of the others, in one gapped decode: the
     /// tokens kept are the first chunk's, read right after the prefix,
     /// where their cached state is sequential's, so only rounding (other
     /// batch shapes) may differ, if the recomputed tokens see exactly what

@@ -701,12 +701,12 @@ impl<'e> Session<'e> {
     /// cached cells are dropped first and refilled in order (llama.cpp
     /// fills the lowest free cells), so cell and position still agree.
     ///
-    /// One decode call per chunk, its picked tokens together although
-    /// their positions have gaps and lie below cells the sequence holds:
-    /// the patch's `llama_ape_set_gapped_positions` lets llama.cpp's batch
-    /// check accept that, for these calls only. With every token picked the
-    /// calls are sequential prefill's, chunk by chunk, over the same cells:
-    /// the same computation as [`Self::load_sequential_chunks`].
+    /// One decode call for them all, although their positions have gaps
+    /// and lie below cells the sequence holds: the patch's
+    /// `llama_ape_set_gapped_positions` lets llama.cpp's batch check accept
+    /// that, for this call only. With every token picked the calls are
+    /// sequential prefill's, one per chunk, over the same cells: the same
+    /// computation as [`Self::load_sequential_chunks`].
     pub fn recompute(
         &mut self,
         chunks: &[&ChunkState],
@@ -758,16 +758,21 @@ impl<'e> Session<'e> {
                 .map_err(|e| EngineError::Cache(e.to_string()))?;
         }
         self.used_cells -= picked.len();
+        // Every token: chunk by chunk, as sequential prefill decodes them
+        // (the same batches, so the same sums). Fewer: all in one call, one
+        // pass over the weights however many chunks they come from.
+        let calls: Vec<&[usize]> = if picked.len() == total {
+            bounds
+                .windows(2)
+                .map(|w| &picked[w[0]..w[1]])
+                .filter(|c| !c.is_empty())
+                .collect()
+        } else {
+            vec![picked]
+        };
         self.set_gapped(true);
         let mut done = Ok(());
-        let mut rest = picked;
-        for w in bounds.windows(2) {
-            let n = rest.iter().take_while(|&&i| i < w[1]).count();
-            let (here, after) = rest.split_at(n);
-            rest = after;
-            if here.is_empty() {
-                continue;
-            }
+        for here in calls {
             let toks: Vec<TokenId> = here.iter().map(|&i| tokens[i]).collect();
             let pos: Vec<i32> = here.iter().map(|&i| (p + i) as i32).collect();
             done = self.decode_at(&toks, &pos, SEQ_MAIN, false);
