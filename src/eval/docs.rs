@@ -707,8 +707,9 @@ fn likelihood_retention(mine: &[&Row], base: &[&Row]) -> Estimate {
 }
 
 /// Draws `summary` (as [`summarize`] gives it) to an SVG at `path`: each
-/// setting's share answered right against its time-to-first-token speedup
-/// over the baseline (log scale), with the accuracy interval, labelled.
+/// setting's share answered right, and its reference-answer likelihood
+/// retention, against its time-to-first-token speedup over the baseline
+/// (log scale), with their intervals, labelled.
 /// The baseline's accuracy is a dashed line: a setting on or above it at a
 /// large speedup is what the default should be.
 pub fn chart(summary: &[Summary], subtitle: &str, path: &Path) -> Result<(), DocsError> {
@@ -722,8 +723,22 @@ pub fn chart(summary: &[Summary], subtitle: &str, path: &Path) -> Result<(), Doc
         .filter(|s| s.speedup.is_finite() && s.accuracy.value.is_finite())
         .collect();
     let x_max = points.iter().map(|s| s.speedup).fold(10.0, f64::max) * 2.0;
-    let y_lo = points.iter().map(|s| s.accuracy.lo).fold(1.0, f64::min) - 0.05;
-    let y_hi = points.iter().map(|s| s.accuracy.hi).fold(0.0, f64::max) + 0.05;
+    // Likelihood retention shares the axis: both are fractions of a whole.
+    let kept: Vec<&Summary> = points
+        .iter()
+        .copied()
+        .filter(|s| s.likelihood.value.is_finite())
+        .collect();
+    let lows = points
+        .iter()
+        .map(|s| s.accuracy.lo)
+        .chain(kept.iter().map(|s| s.likelihood.lo));
+    let highs = points
+        .iter()
+        .map(|s| s.accuracy.hi)
+        .chain(kept.iter().map(|s| s.likelihood.hi));
+    let y_lo = lows.fold(1.0, f64::min) - 0.05;
+    let y_hi = highs.fold(0.0, f64::max) + 0.05;
     let root = SVGBackend::new(path, (960, 560)).into_drawing_area();
     let body = crate::svg::titled(
         &root,
@@ -742,7 +757,9 @@ pub fn chart(summary: &[Summary], subtitle: &str, path: &Path) -> Result<(), Doc
         .x_desc(format!(
             "time-to-first-token speedup over {base}, states cached (log scale)"
         ))
-        .y_desc("share answered right (95 % CI, pages resampled)")
+        .y_desc(
+            "share right ● / reference-answer likelihood retention ◆ (95 % CI, pages resampled)",
+        )
         .light_line_style(TRANSPARENT)
         .x_label_formatter(&|v| format!("{v:.0}×"))
         .y_label_formatter(&|v| format!("{v:.2}"))
@@ -776,6 +793,20 @@ pub fn chart(summary: &[Summary], subtitle: &str, path: &Path) -> Result<(), Doc
             (s.speedup, s.accuracy.value),
             ("sans-serif", 13).into_font(),
         )))
+        .map_err(|e| err(&e))?;
+    }
+    let diamond = RGBColor(200, 110, 40);
+    for s in &kept {
+        let (x, l) = (s.speedup, s.likelihood);
+        c.draw_series(std::iter::once(PathElement::new(
+            vec![(x, l.lo), (x, l.hi)],
+            diamond.stroke_width(1),
+        )))
+        .map_err(|e| err(&e))?;
+        c.draw_series(std::iter::once(
+            EmptyElement::at((x, l.value))
+                + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], diamond.filled()),
+        ))
         .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;

@@ -49,6 +49,8 @@ fn doctor_passes_on_the_tiny_model() {
     );
     assert_eq!(r["template"], "the model's chat template");
     assert_eq!(r["exactness"]["result"]["parallel_vs_sequential"], 0.0);
+    assert_eq!(r["recompute"]["passed"], true, "{}", r["recompute"]);
+    assert_eq!(r["recompute"]["result"]["full_vs_sequential"], 0.0);
     assert!(
         r["ape_math"]["result"]["max_abs_error"]
             .as_f64()

@@ -443,11 +443,15 @@ fn the_real_documents_questions_match_their_pages() {
 /// of rustdoc's), tiny model: every question answered in every setting
 /// through `--ask`'s path, each row scored by its own pattern (checked
 /// here with the regex crate, apart from the code under test), the
-/// summary paired against the first setting, and a rerun answering
-/// nothing again. Format and scoring only: the tiny model's answers mean
-/// nothing.
+/// summary paired against the first setting (the reference answer's
+/// likelihood too, and every miss split into retrieval's and the
+/// reader's), recomputing every token answering exactly as sequential
+/// prefill, and a rerun answering nothing again. Format and scoring only:
+/// the tiny model's answers mean nothing.
 #[test]
 fn eval_docs_answers_a_slice_and_resumes() {
+    const SETTINGS: &str =
+        "exact,fast,balanced,ape:t=1:s=1:reread=1,ape:recompute=100,ape:recompute=20";
     let cache = tempfile::tempdir().expect("tempdir");
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let all = std::fs::read_to_string(manifest.join("assets/eval/docs/questions.jsonl"))
@@ -474,7 +478,7 @@ fn eval_docs_answers_a_slice_and_resumes() {
     let run = || {
         let out = ape_chat(cache.path())
             .args(["eval-docs", "--json", "--half", "all", "--max-tokens", "8"])
-            .args(["--settings", "exact,fast,balanced,ape:t=1:s=1:reread=1"])
+            .args(["--settings", SETTINGS])
             .arg("--questions")
             .arg(&file)
             .arg("--root")
@@ -488,7 +492,7 @@ fn eval_docs_answers_a_slice_and_resumes() {
     };
     let first = run();
     let rows = first["rows"].as_array().expect("rows");
-    assert_eq!(rows.len(), 40);
+    assert_eq!(rows.len(), 60);
     for row in rows {
         let q = slice
             .iter()
@@ -506,13 +510,22 @@ fn eval_docs_answers_a_slice_and_resumes() {
             "{row}"
         );
         assert_eq!(row["states_encoded"], 0, "timed with states cached: {row}");
+        let nll = row["gold_nll"]
+            .as_f64()
+            .expect("the reference answer scored");
+        assert!(nll.is_finite() && nll > 0.0, "{row}");
+    }
+    // Recomputing every token is sequential prefill: the same answers and
+    // the same likelihood of the reference, to the bit.
+    let of = |label: &str| -> Vec<&Value> { rows.iter().filter(|r| r["label"] == label).collect() };
+    for (full, exact) in of("ape:recompute=100").iter().zip(of("exact")) {
+        assert_eq!(full["id"], exact["id"]);
+        assert_eq!(full["answer"], exact["answer"], "{full}");
+        assert_eq!(full["gold_nll"], exact["gold_nll"], "{full}");
     }
     let summary = first["summary"].as_array().expect("summary");
     let labels: Vec<&str> = summary.iter().filter_map(|s| s["label"].as_str()).collect();
-    assert_eq!(
-        labels,
-        ["exact", "fast", "balanced", "ape:t=1:s=1:reread=1"]
-    );
+    assert_eq!(labels, SETTINGS.split(',').collect::<Vec<_>>());
     for s in summary {
         let label = s["label"].as_str().expect("label");
         let right = rows
@@ -521,14 +534,23 @@ fn eval_docs_answers_a_slice_and_resumes() {
             .count();
         assert_eq!(s["questions"], 10);
         assert_eq!(s["right"], right);
+        // Every miss is retrieval's or the reader's.
+        let missed =
+            s["missed_retrieval"].as_u64().expect("n") + s["missed_reading"].as_u64().expect("n");
+        assert_eq!(missed as usize, 10 - right, "{s}");
     }
     assert_eq!(summary[0]["against_baseline"]["value"], 0.0);
+    assert_eq!(summary[0]["likelihood"]["value"], 1.0);
+    assert_eq!(
+        summary[4]["likelihood"]["value"], 1.0,
+        "recompute=100 is exact"
+    );
     assert_eq!(summary[0]["mode"], "sequential");
     let lines = std::fs::read_to_string(&results)
         .expect("rows")
         .lines()
         .count();
-    assert_eq!(lines, 40);
+    assert_eq!(lines, 60);
     // Everything is in the rows file: a rerun answers nothing again.
     let again = run();
     assert_eq!(again["rows"], first["rows"]);
@@ -536,7 +558,7 @@ fn eval_docs_answers_a_slice_and_resumes() {
         .expect("rows")
         .lines()
         .count();
-    assert_eq!(after, 40);
+    assert_eq!(after, 60);
     // Retrieval alone finds the page exactly when the answers read it.
     let out = ape_chat(cache.path())
         .args(["eval-docs", "--json", "--half", "all", "--retrieval-only"])

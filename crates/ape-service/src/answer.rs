@@ -577,6 +577,17 @@ fn plan(
     // chunks leave it, a window's chunk stays in it.
     let longest = |l: &[usize]| l.iter().copied().max().unwrap_or(0);
     let (span, extra_cells) = match mode {
+        // Recomputation reads the chunks one after another, as sequential
+        // prefill does, but whole: what does not fit is refused.
+        Mode::Ape(p) if p.recompute.is_some() => {
+            if fixed + total >= window {
+                return Err(EngineError::RecomputePastWindow {
+                    positions: fixed + total,
+                    window,
+                });
+            }
+            (total, 0)
+        }
         Mode::Ape(p) if p.reread > 0 => {
             let k = (p.reread as usize).min(lengths.len());
             match (p.window as usize, p.echo) {
@@ -889,6 +900,24 @@ mod tests {
         );
         // Unknown window: no limit.
         assert!(plan(&lengths, 100, 256, 0, Mode::Parallel).is_ok());
+        // Recomputation lays the chunks end to end, whole.
+        let recompute = ApeParams {
+            recompute: Some(20),
+            ..ApeParams::DEFAULT
+        };
+        let p = plan(&[300, 200, 100], 100, 50, 800, Mode::Ape(recompute)).expect("fits");
+        assert_eq!((p.cells, p.max_tokens), (100 + 600 + 50, 50));
+        let e = plan(&[300, 200, 100], 100, 50, 700, Mode::Ape(recompute)).expect_err("past");
+        assert!(
+            matches!(
+                e,
+                EngineError::RecomputePastWindow {
+                    positions: 700,
+                    window: 700
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

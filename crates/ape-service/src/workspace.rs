@@ -79,7 +79,9 @@ impl WorkspaceError {
             _ => return None,
         };
         match engine {
-            EngineError::PastWindow { .. } => Some("context_length_exceeded"),
+            EngineError::PastWindow { .. } | EngineError::RecomputePastWindow { .. } => {
+                Some("context_length_exceeded")
+            }
             EngineError::OverBudget { .. } => Some("over_memory_budget"),
             _ => None,
         }

@@ -95,6 +95,8 @@ pub enum EngineError {
     },
     #[error("the prompt reaches position {positions}, past the {window} positions the model was trained on: shorten the question or the conversation")]
     PastWindow { positions: usize, window: usize },
+    #[error("recomputation lays the chunks one after another, to position {positions}, past the {window} positions the model was trained on: ask over fewer chunks (--top-k) or without --recompute")]
+    RecomputePastWindow { positions: usize, window: usize },
     #[error("context window full: {needed} KV cells needed, the context holds {available}")]
     ContextFull { needed: usize, available: usize },
     #[error("APE is not available on this model: {0}")]
@@ -131,6 +133,7 @@ impl EngineError {
             EngineError::Decode(_)
                 | EngineError::ContextFull { .. }
                 | EngineError::PastWindow { .. }
+                | EngineError::RecomputePastWindow { .. }
                 | EngineError::OverBudget { .. }
                 | EngineError::EmptyChunk
         )
