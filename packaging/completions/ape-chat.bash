@@ -230,7 +230,7 @@ _ape__chat() {
 
     case "${cmd}" in
         ape__chat)
-            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
+            opts="-h -V --ask --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --no-stream --json --conversation --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help --version doctor index completions man eval eval-docs calibrate convert watch serve cache bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -277,6 +277,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recompute)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -464,7 +468,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__context)
-            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --tokens --chunk-tokens --decode-tokens --repeats --sequential-max --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --out --json --from --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -522,6 +526,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --recompute)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -562,7 +570,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__first__subcmd__answer)
-            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --second --background-s --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -664,6 +672,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --recompute)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --top-k)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -724,7 +736,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__follow__subcmd__ups)
-            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --squad --pairs --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -819,6 +831,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recompute)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1288,7 +1304,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__store)
-            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --question --json --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1382,6 +1398,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --recompute)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --top-k)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1442,7 +1462,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__suite)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --index-folder --out --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1501,6 +1521,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recompute)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1580,7 +1604,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__bench__subcmd__ttft)
-            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --chunks --chunk-tokens --decode-tokens --repeats --under-load --no-flash-baseline --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1631,6 +1655,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recompute)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2120,7 +2148,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval)
-            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --dataset --modes --style --limit --max-tokens --results --state-format --against-state-format --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --system-prompt --prefix-newlines --json --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2190,6 +2218,10 @@ _ape__chat() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --recompute)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --system-prompt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2230,7 +2262,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval__subcmd__docs)
-            opts="-h --questions --root --half --settings --limit --results --svg --retrieval-only --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --questions --root --half --settings --limit --results --svg --retrieval-only --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2301,6 +2333,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recompute)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2906,7 +2942,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__serve)
-            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --metrics --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-v -h --host --port --api-key --timeout --queue --cors --allowed-host --idle-timeout --max-connections --shutdown-timeout --max-request-chunks --metrics --verbose --max-body --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -3041,6 +3077,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --doubt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recompute)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_ape_chat_global_optspecs
-    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= reread-echo= focus= doubt= top-k= file= retrieval= max-tokens= temperature= seed= stop= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= all-files cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
+    string join \n ask= quality= mode= temperature-ape= scale-ape= reread= reread-window= reread-sentences= reread-echo= focus= doubt= recompute= top-k= file= retrieval= max-tokens= temperature= seed= stop= no-stream json conversation= chunk-tokens= system-prompt= prefix-newlines= embed-model= ort-lib= include= exclude= all-files cache-budget-gb= extract-memory-gb= state-store= extract-timeout= model= threads= kv-type= gpu-layers= memory-budget-gb= preload= h/help V/version
 end
 
 function __fish_ape_chat_needs_command
@@ -44,6 +44,7 @@ complete -c ape-chat -n "__fish_ape_chat_needs_command" -l reread-echo -d 'Echo 
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_needs_command" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_needs_command" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -165,6 +166,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l reread-echo -
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -205,6 +207,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l reread-e
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -346,6 +349,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l reread-echo 
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand serve" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -448,6 +452,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l threads -d 'CPU threads for llama.cpp [default: all cores]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from ttft" -l kv-type -d 'K cache type (part of every cached state\'s identity)' -r
@@ -476,6 +481,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l chunk-tokens -d 'Target chunk size in model tokens [default: 256]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l system-prompt -d 'System prompt; part of the prefix every chunk state is encoded after' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from suite" -l prefix-newlines -d 'Newline tokens appended to the prefix before the chunks [default: 0, or what `ape-chat calibrate` chose for the model]' -r
@@ -513,6 +519,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l out -d 'Where `bench-context.json` and `bench-context.svg` go' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l from -d 'Measure nothing: draw the chart (beside the file) and print the table of a saved `bench-context.json`, e.g. a GPU machine\'s' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from context" -l model -d 'GGUF model file [default: the model installed by scripts/setup.sh]' -r -F
@@ -584,6 +591,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from first-answer" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -636,6 +644,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from follow-ups" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
@@ -687,6 +696,7 @@ complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen
 false\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l focus -d 'Each attention row keeps only its N strongest chunks [default: 0 = all]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l doubt -d 'Begin the answer again with sequential prefill when its first tokens\' mean log-probability is below this (e.g. -0.5) [default: never]' -r
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l recompute -d 'Selective recomputation instead of APE: the cached states moved to sequential prefill\'s layout and this percentage of their tokens, the ones the question attends to most, decoded again (100: sequential prefill) [default: off]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l top-k -d 'Chunks read per question: the K best, or `all` (under fast and balanced every chunk shares the same positions, so K may reach past the model\'s window; memory is the limit) [default: 5]' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l file -d 'Also read this file whole, every chunk in document order (a path relative to the folder; repeatable)' -r
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand bench; and __fish_seen_subcommand_from store" -l retrieval -d 'How chunks are ranked: BM25 and vectors fused, or either alone' -r -f -a "hybrid\t''
