@@ -514,7 +514,8 @@ impl Quality {
     /// `balanced` ones leave unset: APE with the best-ranked chunk echoed
     /// whole before the question. Chosen on the real-documents tune half
     /// (docs/results.md, Right on real documents) with the default model's S = 0.8:
-    /// it answered as many as sequential prefill there at 22× its speed,
+    /// it answered as many as sequential prefill there at 22× its speed
+    /// (on the held-out report half, 8.7 points fewer: docs/results.md),
     /// where the 48-token re-read it replaces lost answers plain APE got
     /// right (the window pulled "target/release" to "target/debug") at 9.5×,
     /// and a sequential re-answer of doubtful first tokens added nothing
