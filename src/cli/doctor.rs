@@ -296,7 +296,7 @@ fn placement(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<Pl
 /// positions that cannot shift) passes: its answers prefill the chunk.
 fn echo(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<EchoReport> {
     let params = ApeParams::new(0.8, 0.8);
-    match check::echo(
+    let r = check::echo(
         engine,
         layout,
         &SAMPLE_CHUNKS,
@@ -304,21 +304,12 @@ fn echo(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<EchoRep
         params,
         None,
         steps,
-    ) {
-        Ok(r) => Outcome {
-            passed: r.echo_vs_moved <= EXACT_TOL
-                && r.none_vs_echo > EXACT_TOL
-                && r.k_echo_vs_live * 10.0 < r.k_unshifted_vs_live,
-            result: Some(r),
-            error: None,
-        },
-        Err(crate::engine::EngineError::EchoUnsupported(why)) => Outcome {
-            passed: true,
-            result: None,
-            error: Some(format!("not used here: {why}")),
-        },
-        Err(e) => failed(e),
-    }
+    );
+    where_cells_move(r, |r| {
+        r.echo_vs_moved <= EXACT_TOL
+            && r.none_vs_echo > EXACT_TOL
+            && r.k_echo_vs_live * 10.0 < r.k_unshifted_vs_live
+    })
 }
 
 /// Selective recomputation: every token recomputed is sequential prefill
@@ -327,11 +318,24 @@ fn echo(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<EchoRep
 /// cache whose states cannot move passes: its recomputation answers with
 /// sequential prefill.
 fn recompute(engine: &Engine, layout: &PromptLayout, steps: usize) -> Outcome<RecomputeReport> {
-    match check::recomputation(engine, layout, &SAMPLE_CHUNKS, SAMPLE_QUESTION, steps) {
+    let r = check::recomputation(engine, layout, &SAMPLE_CHUNKS, SAMPLE_QUESTION, steps);
+    where_cells_move(r, |r| {
+        r.full_vs_sequential <= EXACT_TOL
+            && r.gapped_vs_sequential <= GAPPED_TOL
+            && r.none_vs_sequential > GAPPED_TOL
+    })
+}
+
+/// The outcome of a check of cached cells moved to other positions (the
+/// echo, recomputation): judged by `ok`, or passed where cells cannot move
+/// here, since answers then prefill instead.
+fn where_cells_move<T>(
+    r: Result<T, crate::engine::EngineError>,
+    ok: impl Fn(&T) -> bool,
+) -> Outcome<T> {
+    match r {
         Ok(r) => Outcome {
-            passed: r.full_vs_sequential <= EXACT_TOL
-                && r.gapped_vs_sequential <= GAPPED_TOL
-                && r.none_vs_sequential > GAPPED_TOL,
+            passed: ok(&r),
             result: Some(r),
             error: None,
         },

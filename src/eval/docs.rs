@@ -325,6 +325,7 @@ pub fn run(
             index_shown(&mut ws, name, (out.len(), total), cancel, progress)?;
         }
         for q in questions {
+            let gold = engine.tokenize(q.gold().trim());
             let warm = missing(q, &have);
             if warm {
                 // Encodes the states of the chunks retrieval picks (every
@@ -365,7 +366,6 @@ pub fn run(
                     total,
                     doing: &doing,
                 });
-                let gold = engine.tokenize(q.gold().trim());
                 let options = AskOptions {
                     mode: s.mode,
                     whole_mode: s.whole_mode,

@@ -409,6 +409,11 @@ pub fn ask(
         again.doubted = true;
         return Ok(again);
     }
+    if let Some(why) = &generated.prefill.shift_refused {
+        notes.push(format!(
+            "selective recomputation could not move the cached states here ({why}): sequential prefill read the chunks"
+        ));
+    }
     if let Some(why) = &generated.prefill.echo_refused {
         notes.push(format!(
             "the re-read text was prefilled, not echoed from its cached states ({why}): the answer took its prefill"

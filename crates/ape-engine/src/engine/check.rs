@@ -388,17 +388,13 @@ pub fn recomputation(
         })
     };
     let mut budgets = Vec::new();
-    let mut full = f32::NAN;
     for r in [0u8, 5, 10, 20, 40, 100] {
         let t = prefill(&mut s, budget(r), &ctx)?;
         let (logits, _) = continue_after(&mut s, &[], steps, Some(&greedy))?;
-        let d = max_diff(&logits, &sequential);
-        if r == 100 {
-            full = d;
-        }
-        budgets.push((r, t.recomputed, d));
+        budgets.push((r, t.recomputed, max_diff(&logits, &sequential)));
     }
-    let none = budgets.first().map_or(f32::NAN, |b| b.2);
+    let at = |r: u8| budgets.iter().find(|b| b.0 == r).map_or(f32::NAN, |b| b.2);
+    let (none, full) = (at(0), at(100));
     // Every other token of the first chunk read, and all of the rest.
     let order = ctx.best_last();
     let read: Vec<&ChunkState> = order.iter().map(|&i| refs[i]).collect();

@@ -339,11 +339,14 @@ pub struct PrefillTimings {
     /// lists, and its share is the sum ([`PrefillTimings::shares_by_chunk`]).
     #[serde(skip)]
     pub reread: Vec<usize>,
-    /// Why an echo was asked for and the window prefilled instead, or a
-    /// recomputation's states could not be moved and sequential prefill
-    /// ran ([`EngineError::EchoUnsupported`]).
+    /// Why an echo was asked for and the window prefilled instead
+    /// ([`EngineError::EchoUnsupported`]).
     #[serde(skip)]
     pub echo_refused: Option<String>,
+    /// Why a recomputation's states could not be moved, so that sequential
+    /// prefill read the chunks ([`EngineError::EchoUnsupported`]).
+    #[serde(skip)]
+    pub shift_refused: Option<String>,
     /// Chunk tokens decoded again by selective recomputation
     /// ([`ApeParams::recompute`]; 0 otherwise).
     #[serde(skip_serializing_if = "is_zero")]
@@ -541,6 +544,7 @@ pub fn prefill(
         measured,
         reread: reread.iter().rev().copied().collect(),
         echo_refused,
+        shift_refused: None,
         recomputed: 0,
     })
 }
@@ -597,7 +601,8 @@ fn prefill_recomputed(
         rereading: Duration::ZERO,
         measured: order,
         reread: Vec::new(),
-        echo_refused: refused,
+        echo_refused: None,
+        shift_refused: refused,
         recomputed,
     })
 }

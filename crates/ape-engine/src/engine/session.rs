@@ -637,35 +637,38 @@ impl<'e> Session<'e> {
         for c in rest {
             let n = c.tokens.len();
             self.place_parts(&[Self::part(c)], cell, SEQ_ASIDE)?;
-            // Claimed aside at the positions their K was rotated for,
-            // shifted there (only the aside sequence's cells move), then
-            // given to the main sequence.
-            let (from, to) = (p as u32, (p + n) as u32);
-            let moved = self
-                .ctx
-                .kv_cache_seq_add(SEQ_ASIDE, Some(from), Some(to), (cell - p) as i32)
-                .and_then(|()| {
-                    self.ctx.kv_cache_seq_cp(
-                        SEQ_ASIDE,
-                        SEQ_MAIN,
-                        Some(cell as u32),
-                        Some((cell + n) as u32),
-                    )
-                })
-                .and_then(|()| {
-                    self.ctx
-                        .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
-                        .map(|_| ())
-                });
-            if let Err(e) = moved {
+            if let Err(e) = self.move_aside(p as i32, n, cell as i32) {
                 self.clear();
-                return Err(EngineError::Cache(e.to_string()));
+                return Err(e);
             }
             cell += n;
         }
         self.next_pos = cell as i32;
         self.used_cells = cell;
         self.hook().layout = Some(ChunkLayout::new(p, chunks, false));
+        Ok(())
+    }
+
+    /// Moves the aside sequence's `n` cells at positions `from..` to
+    /// positions `to..` by llama.cpp's K shift (`llama_memory_seq_add`,
+    /// applied before the next decode: only the aside cells move, whatever
+    /// the main sequence holds at those positions) and gives them to the
+    /// main sequence. They were claimed aside at the positions their K was
+    /// rotated for.
+    fn move_aside(&mut self, from: i32, n: usize, to: i32) -> Result<(), EngineError> {
+        let cache = |e: llama_cpp_2::context::kv_cache::KvCacheConversionError| {
+            EngineError::Cache(e.to_string())
+        };
+        let (end, moved) = (from as u32 + n as u32, to as u32 + n as u32);
+        self.ctx
+            .kv_cache_seq_add(SEQ_ASIDE, Some(from as u32), Some(end), to - from)
+            .map_err(cache)?;
+        self.ctx
+            .kv_cache_seq_cp(SEQ_ASIDE, SEQ_MAIN, Some(to as u32), Some(moved))
+            .map_err(cache)?;
+        self.ctx
+            .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
+            .map_err(cache)?;
         Ok(())
     }
 
@@ -895,22 +898,8 @@ impl<'e> Session<'e> {
         };
         let n = window.len();
         self.ensure_room(self.used_cells + gap + n)?;
+        self.ensure_shiftable()?;
         let kv = self.kv().map_err(EngineError::EchoUnsupported)?;
-        if !kv.k_is_float() {
-            return Err(EngineError::EchoUnsupported(
-                "a quantized K cache cannot shift cells alone".into(),
-            ));
-        }
-        // SAFETY: the live context's memory; a plain query.
-        let can_shift = unsafe {
-            super::raw_params::context_ptr(&self.ctx)
-                .is_some_and(|c| sys::llama_memory_can_shift(sys::llama_get_memory(c.as_ptr())))
-        };
-        if !can_shift {
-            return Err(EngineError::EchoUnsupported(
-                "this model's positions cannot be shifted".into(),
-            ));
-        }
         let dst = self.used_cells + gap;
         kv.copy_cells(src, dst, n).map_err(bad)?;
         let from = (p + window.start) as i32;
@@ -921,21 +910,8 @@ impl<'e> Session<'e> {
             self.note_tail(gap, dst..dst + n);
             return Ok(());
         }
-        // Claimed aside at the positions their K was rotated for, shifted
-        // there (only the aside sequence's cells move), then given to the
-        // main sequence.
         kv.claim(SEQ_ASIDE, dst, &positions).map_err(bad)?;
-        let end = Some(from as u32 + n as u32);
-        self.ctx
-            .kv_cache_seq_add(SEQ_ASIDE, Some(from as u32), end, self.next_pos - from)
-            .map_err(|e| EngineError::Cache(e.to_string()))?;
-        let moved = Some((self.next_pos + n as i32) as u32);
-        self.ctx
-            .kv_cache_seq_cp(SEQ_ASIDE, SEQ_MAIN, Some(self.next_pos as u32), moved)
-            .map_err(|e| EngineError::Cache(e.to_string()))?;
-        self.ctx
-            .clear_kv_cache_seq(Some(SEQ_ASIDE as u32), None, None)
-            .map_err(|e| EngineError::Cache(e.to_string()))?;
+        self.move_aside(from, n, self.next_pos)?;
         self.next_pos += n as i32;
         self.used_cells += gap + n;
         self.note_tail(gap, dst..dst + n);
