@@ -45,6 +45,7 @@ type -P kill >/dev/null || missing+=(procps)  # the server test's SIGTERM (not t
 command -v redis-server >/dev/null || missing+=(redis-server)  # the shared state store's tests
 command -v sha256sum >/dev/null || missing+=(coreutils)
 ${PYTHON:-python3} -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)  # models come from PyPI
+[ -d /usr/share/doc/python3/html/tutorial ] || missing+=(python3-doc)  # eval-docs' Python folders (assets/eval/docs)
 ${PYTHON:-python3} -c "import ensurepip, venv" 2>/dev/null || missing+=(python3-venv)  # the server test's client
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"

@@ -11,19 +11,29 @@ use serde_json::json;
 
 use super::style::{bold, dim};
 use super::{AskArgs, FolderArgs, ModelArgs, CANCEL};
-use crate::eval::docs::{self, DocsError, Half, Plan, Setting};
+use crate::eval::docs::{self, DocsError, Half, Plan, Roots, Setting};
 use crate::workspace::context_size;
 
 #[derive(Debug, Args)]
 pub struct EvalDocsArgs {
-    /// JSON Lines of {"id", "folder", "file", "question", "answer" (a
-    /// regular expression), "evidence"} (assets/eval/docs/questions.jsonl).
+    /// JSON Lines of {"id", "docs" (optional: "python3"), "folder",
+    /// "file", "question", "answer" (a regular expression), "evidence",
+    /// "gold" (optional)} (assets/eval/docs/questions.jsonl).
     #[arg(long, value_name = "FILE")]
     questions: PathBuf,
-    /// The folder the questions' folders are in, e.g. "$(rustc --print
+    /// The folder rustup's documentation is in, which the questions'
+    /// folders are under unless they name another tree: "$(rustc --print
     /// sysroot)/share/doc/rust/html".
     #[arg(long, value_name = "DIR")]
     root: PathBuf,
+    /// The folder Debian's python3-doc is in, for questions with `"docs":
+    /// "python3"` (scripts/setup.sh installs it).
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/usr/share/doc/python3/html"
+    )]
+    python_root: PathBuf,
     /// Which half to answer, by page: `tune` (to choose settings on),
     /// `report` (to judge them on), `all`.
     #[arg(long, value_enum, default_value = "tune")]
@@ -112,8 +122,12 @@ pub fn run(model: &ModelArgs, args: &EvalDocsArgs) -> anyhow::Result<ExitCode> {
             eprintln!("  {:<10} {}", s.label, dim(&s.mode.to_string()));
         }
     }
+    let roots = Roots {
+        rust: args.root.clone(),
+        python3: args.python_root.clone(),
+    };
     let plan = Plan {
-        root: &args.root,
+        roots: &roots,
         questions: &questions,
         settings: &settings,
         options,

@@ -62,7 +62,10 @@ pub enum DocsError {
 #[serde(deny_unknown_fields)]
 pub struct Question {
     pub id: String,
-    /// The folder answered from, relative to the run's root (one book).
+    /// The documentation tree `folder` is in (rustup's unless named).
+    #[serde(default, skip_serializing_if = "Docs::is_rust")]
+    pub docs: Docs,
+    /// The folder answered from, relative to its tree's root (one book).
     pub folder: String,
     /// The page the question was written from, relative to `folder`.
     pub file: String,
@@ -73,6 +76,41 @@ pub struct Question {
     /// when absent, the text the pattern matches in the evidence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gold: Option<String>,
+}
+
+/// The documentation trees a question's folder can be in: each is a
+/// different writer's HTML (mdBook and rustdoc, Sphinx), installed with
+/// the toolchain or by `scripts/setup.sh`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Docs {
+    /// rustup's, `$(rustc --print sysroot)/share/doc/rust/html`.
+    #[default]
+    Rust,
+    /// Debian's python3-doc, `/usr/share/doc/python3/html`.
+    Python3,
+}
+
+impl Docs {
+    fn is_rust(&self) -> bool {
+        *self == Docs::Rust
+    }
+}
+
+/// Where each documentation tree is on this machine.
+pub struct Roots {
+    pub rust: PathBuf,
+    pub python3: PathBuf,
+}
+
+impl Roots {
+    /// The folder `q` is answered from.
+    pub fn folder(&self, q: &Question) -> PathBuf {
+        match q.docs {
+            Docs::Rust => self.rust.join(&q.folder),
+            Docs::Python3 => self.python3.join(&q.folder),
+        }
+    }
 }
 
 /// The two halves of the set, by page: settings are chosen on `tune` and
@@ -93,16 +131,24 @@ impl Question {
     /// The half this question's page falls in: the first bit of the page
     /// path's BLAKE3, fixed before any run.
     pub fn half(&self) -> Half {
-        let page = format!("{}/{}", self.folder, self.file);
-        if blake3::hash(page.as_bytes()).as_bytes()[0] & 1 == 0 {
+        if blake3::hash(self.page().as_bytes()).as_bytes()[0] & 1 == 0 {
             Half::Tune
         } else {
             Half::Report
         }
     }
 
+    /// The folder as tables name it: Python's under `python3/`, so that
+    /// its `reference` is not the Rust Reference.
+    fn folder_name(&self) -> String {
+        match self.docs {
+            Docs::Rust => self.folder.clone(),
+            Docs::Python3 => format!("python3/{}", self.folder),
+        }
+    }
+
     fn page(&self) -> String {
-        format!("{}/{}", self.folder, self.file)
+        format!("{}/{}", self.folder_name(), self.file)
     }
 
     fn pattern(&self) -> Result<regex::Regex, regex::Error> {
@@ -136,7 +182,7 @@ impl Question {
     /// pattern of the day, so a tightened pattern costs no re-answer.
     fn asked_hash(&self) -> String {
         let mut h = blake3::Hasher::new();
-        for part in [&self.folder, &self.file, &self.question] {
+        for part in [&self.folder_name(), &self.file, &self.question] {
             h.update(part.as_bytes());
             h.update(&[0]);
         }
@@ -247,7 +293,7 @@ pub struct Row {
 /// What a run is: where the folders are, the questions, the settings, the
 /// retrieval and decoding they share, and where rows go.
 pub struct Plan<'a> {
-    pub root: &'a Path,
+    pub roots: &'a Roots,
     pub questions: &'a [Question],
     pub settings: &'a [Setting],
     /// Retrieval and decoding (the mode fields are set per setting).
@@ -303,7 +349,7 @@ pub fn run(
             error,
         })?;
     for (name, questions) in by_folder(plan.questions) {
-        let dir = plan.root.join(name);
+        let dir = plan.roots.folder(questions[0]);
         let folder_err = DocsError::Folder;
         let mut ws = Workspace::open(engine, &dir, folder, store()?).map_err(folder_err)?;
         let keys: Vec<String> = plan
@@ -322,7 +368,7 @@ pub fn run(
                 total,
                 doing: &doing,
             });
-            index_shown(&mut ws, name, (out.len(), total), cancel, progress)?;
+            index_shown(&mut ws, &name, (out.len(), total), cancel, progress)?;
         }
         for q in questions {
             let gold = engine.tokenize(q.gold().trim());
@@ -450,9 +496,9 @@ pub fn retrieval(
     let mut out = Vec::new();
     for (name, questions) in by_folder(plan.questions) {
         let folder_err = DocsError::Folder;
-        let mut ws =
-            Workspace::open(engine, &plan.root.join(name), folder, store()?).map_err(folder_err)?;
-        index_shown(&mut ws, name, (out.len(), total), cancel, progress)?;
+        let dir = plan.roots.folder(questions[0]);
+        let mut ws = Workspace::open(engine, &dir, folder, store()?).map_err(folder_err)?;
+        index_shown(&mut ws, &name, (out.len(), total), cancel, progress)?;
         for q in questions {
             if cancel.load(Ordering::Relaxed) {
                 return Err(DocsError::Cancelled);
@@ -510,11 +556,12 @@ fn ask(
 /// Text and vectors, as `ape-chat index` leaves a folder before states:
 /// what hybrid retrieval needs. `progress` hears how far each stage is
 /// ("embedding chunks 48/800"), as it opens and after every unit.
-/// The questions of each folder, folders in name order.
-fn by_folder(questions: &[Question]) -> BTreeMap<&str, Vec<&Question>> {
-    let mut out: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
+/// The questions of each folder, folders in name order (every group has
+/// at least one question).
+fn by_folder(questions: &[Question]) -> BTreeMap<String, Vec<&Question>> {
+    let mut out: BTreeMap<String, Vec<&Question>> = BTreeMap::new();
     for q in questions {
-        out.entry(&q.folder).or_default().push(q);
+        out.entry(q.folder_name()).or_default().push(q);
     }
     out
 }
@@ -833,6 +880,7 @@ mod tests {
     fn q(id: &str, file: &str, answer: &str, evidence: &str) -> Question {
         Question {
             id: id.into(),
+            docs: Docs::Rust,
             folder: "book".into(),
             file: file.into(),
             question: "?".into(),
@@ -840,6 +888,28 @@ mod tests {
             evidence: evidence.into(),
             gold: None,
         }
+    }
+
+    #[test]
+    fn a_python_folder_is_its_own_page_and_lives_under_its_own_root() {
+        let rust = q("r", "index.html", "x", "x");
+        let mut python = rust.clone();
+        python.docs = Docs::Python3;
+        let roots = Roots {
+            rust: "/r".into(),
+            python3: "/p".into(),
+        };
+        assert_eq!(roots.folder(&rust), Path::new("/r/book"));
+        assert_eq!(roots.folder(&python), Path::new("/p/book"));
+        assert_ne!(rust.page(), python.page());
+        assert_ne!(rust.asked_hash(), python.asked_hash());
+        assert_eq!(by_folder(&[rust.clone(), python, rust]).len(), 2);
+        // A Rust question's page, half and row identity are what they were
+        // before trees had names, so its rows are reused.
+        let line = r#"{"id":"r","folder":"book","file":"index.html","question":"?","answer":"x","evidence":"x"}"#;
+        let read: Question = serde_json::from_str(line).unwrap();
+        assert_eq!(read.page(), "book/index.html");
+        assert_eq!(serde_json::to_string(&read).unwrap(), line);
     }
 
     #[test]

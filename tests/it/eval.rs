@@ -411,9 +411,21 @@ fn rust_docs() -> std::path::PathBuf {
     root
 }
 
+/// Debian's python3-doc, where the set's Python folders come from
+/// (`scripts/setup.sh` installs it).
+fn python_docs() -> std::path::PathBuf {
+    let root = Path::new("/usr/share/doc/python3/html").to_path_buf();
+    assert!(
+        root.join("tutorial/index.html").is_file(),
+        "no Python documentation under {} (apt-get install python3-doc)",
+        root.display()
+    );
+    root
+}
+
 /// The committed set checks out against the pages it was written from, by
-/// a checker that is not ape-chat's (Python's own HTML parser), and holds
-/// nothing from the held-out book.
+/// a checker that is not ape-chat's (Python's own HTML parser), over both
+/// documentation trees, and holds nothing from the held-out book.
 #[test]
 fn the_real_documents_questions_match_their_pages() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -422,6 +434,8 @@ fn the_real_documents_questions_match_their_pages() {
         .arg(manifest.join("assets/eval/docs/questions.jsonl"))
         .arg("--root")
         .arg(rust_docs())
+        .arg("--python-root")
+        .arg(python_docs())
         .output()
         .expect("python3");
     let said = String::from_utf8_lossy(&out.stdout);
@@ -435,12 +449,14 @@ fn the_real_documents_questions_match_their_pages() {
         .next()
         .and_then(|n| n.parse().ok())
         .expect("a count");
-    assert!(total >= 150, "{said}");
+    assert!(total >= 400, "{said}");
+    assert!(said.contains("python3/tutorial"), "{said}");
     assert!(said.ends_with("0 failures\n"), "{said}");
 }
 
-/// `eval-docs` on a 10-question slice (the style guide's questions and two
-/// of rustdoc's), tiny model: every question answered in every setting
+/// `eval-docs` on a 10-question slice (the style guide's questions, one of
+/// rustdoc's and one of Python's *Setup and Usage*, from the other tree),
+/// tiny model: every question answered in every setting
 /// through `--ask`'s path, each row scored by its own pattern (checked
 /// here with the regex crate, apart from the code under test), the
 /// summary paired against the first setting (the reference answer's
@@ -467,7 +483,13 @@ fn eval_docs_answers_a_slice_and_resumes() {
             questions
                 .iter()
                 .filter(|q| q["folder"] == "rustdoc")
-                .take(2),
+                .take(1),
+        )
+        .chain(
+            questions
+                .iter()
+                .filter(|q| q["docs"] == "python3" && q["folder"] == "using")
+                .take(1),
         )
         .collect();
     assert_eq!(slice.len(), 10);
@@ -483,6 +505,8 @@ fn eval_docs_answers_a_slice_and_resumes() {
             .arg(&file)
             .arg("--root")
             .arg(rust_docs())
+            .arg("--python-root")
+            .arg(python_docs())
             .arg("--results")
             .arg(&results)
             .arg("--model")
@@ -504,6 +528,18 @@ fn eval_docs_answers_a_slice_and_resumes() {
             .expect("pattern");
         let answer = row["answer"].as_str().expect("answer");
         assert_eq!(row["right"], json!(pattern.is_match(answer)), "{row}");
+        // A Python page is named by its tree, apart from rustup's.
+        let tree = if q["docs"] == "python3" {
+            "python3/"
+        } else {
+            ""
+        };
+        let page = format!(
+            "{tree}{}/{}",
+            q["folder"].as_str().expect("folder"),
+            q["file"].as_str().expect("file")
+        );
+        assert_eq!(row["page"], json!(page), "{row}");
         assert_eq!(
             row["page_retrieved"],
             json!(!row["page_rank"].is_null()),
@@ -566,6 +602,8 @@ fn eval_docs_answers_a_slice_and_resumes() {
         .arg(&file)
         .arg("--root")
         .arg(rust_docs())
+        .arg("--python-root")
+        .arg(python_docs())
         .arg("--model")
         .arg(tiny_model_path())
         .succeed();
