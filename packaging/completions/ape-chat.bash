@@ -2262,7 +2262,7 @@ _ape__chat() {
             return 0
             ;;
         ape__subcmd__chat__subcmd__eval__subcmd__docs)
-            opts="-h --questions --root --half --settings --limit --results --svg --retrieval-only --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
+            opts="-h --questions --root --python-root --half --settings --limit --results --svg --retrieval-only --json --quality --mode --temperature-ape --scale-ape --reread --reread-window --reread-sentences --reread-echo --focus --doubt --recompute --top-k --file --retrieval --max-tokens --temperature --seed --stop --chunk-tokens --system-prompt --prefix-newlines --embed-model --ort-lib --include --exclude --all-files --cache-budget-gb --extract-memory-gb --state-store --extract-timeout --model --threads --kv-type --gpu-layers --memory-budget-gb --preload --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2273,6 +2273,10 @@ _ape__chat() {
                     return 0
                     ;;
                 --root)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --python-root)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -179,8 +179,9 @@ on\t''
 off\t''"
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -l json -d 'Print the summary and every prediction as one JSON object'
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l questions -d 'JSON Lines of {"id", "folder", "file", "question", "answer" (a regular expression), "evidence"} (assets/eval/docs/questions.jsonl)' -r -F
-complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l root -d 'The folder the questions\' folders are in, e.g. "$(rustc --print sysroot)/share/doc/rust/html"' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l questions -d 'JSON Lines of {"id", "docs" (optional: "python3"), "folder", "file", "question", "answer" (a regular expression), "evidence", "gold" (optional)} (assets/eval/docs/questions.jsonl)' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l root -d 'The folder rustup\'s documentation is in, which the questions\' folders are under unless they name another tree: "$(rustc --print sysroot)/share/doc/rust/html"' -r -F
+complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l python-root -d 'The folder Debian\'s python3-doc is in, for questions with `"docs": "python3"` (scripts/setup.sh installs it)' -r -F
 complete -c ape-chat -n "__fish_ape_chat_using_subcommand eval-docs" -l half -d 'Which half to answer, by page: `tune` (to choose settings on), `report` (to judge them on), `all`' -r -f -a "tune\t''
 report\t''
 all\t'Both halves (for the smoke slice and for looking, never for choosing)'"
