@@ -28,11 +28,7 @@ pub struct EvalDocsArgs {
     root: PathBuf,
     /// The folder Debian's python3-doc is in, for questions with `"docs":
     /// "python3"` (scripts/setup.sh installs it).
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = "/usr/share/doc/python3/html"
-    )]
+    #[arg(long, value_name = "DIR", default_value = docs::PYTHON_DOCS)]
     python_root: PathBuf,
     /// Which half to answer, by page: `tune` (to choose settings on),
     /// `report` (to judge them on), `all`.

@@ -87,9 +87,13 @@ pub enum Docs {
     /// rustup's, `$(rustc --print sysroot)/share/doc/rust/html`.
     #[default]
     Rust,
-    /// Debian's python3-doc, `/usr/share/doc/python3/html`.
+    /// Debian's python3-doc, [`PYTHON_DOCS`].
     Python3,
 }
+
+/// Where Debian's python3-doc puts its HTML (`scripts/setup.sh` installs
+/// it).
+pub const PYTHON_DOCS: &str = "/usr/share/doc/python3/html";
 
 impl Docs {
     fn is_rust(&self) -> bool {
@@ -553,9 +557,6 @@ fn ask(
     Ok(a)
 }
 
-/// Text and vectors, as `ape-chat index` leaves a folder before states:
-/// what hybrid retrieval needs. `progress` hears how far each stage is
-/// ("embedding chunks 48/800"), as it opens and after every unit.
 /// The questions of each folder, folders in name order (every group has
 /// at least one question).
 fn by_folder(questions: &[Question]) -> BTreeMap<String, Vec<&Question>> {
@@ -585,6 +586,9 @@ fn index_shown(
     .map_err(DocsError::Folder)
 }
 
+/// Text and vectors, as `ape-chat index` leaves a folder before states:
+/// what hybrid retrieval needs. `progress` hears how far each stage is
+/// ("embedding chunks 48/800"), as it opens and after every unit.
 fn index(
     ws: &mut Workspace<'_>,
     cancel: &AtomicBool,

@@ -414,7 +414,7 @@ fn rust_docs() -> std::path::PathBuf {
 /// Debian's python3-doc, where the set's Python folders come from
 /// (`scripts/setup.sh` installs it).
 fn python_docs() -> std::path::PathBuf {
-    let root = Path::new("/usr/share/doc/python3/html").to_path_buf();
+    let root = Path::new(ape_chat::eval::docs::PYTHON_DOCS).to_path_buf();
     assert!(
         root.join("tutorial/index.html").is_file(),
         "no Python documentation under {} (apt-get install python3-doc)",
