@@ -168,7 +168,7 @@ device() {
   # Most telling first by default (device time is metered): doctor on both
   # shapes, the 8B shape at the first context, cost vs context (8K-128K
   # cached tokens), the CUDA-graphs diagnosis, the CPU headline's setting
-  # (10 x 256, the default model's shape), then the 8B shape's other
+  # (10 x 256, the 0.5B model's shape), then the 8B shape's other
   # contexts. STEPS picks and orders them.
   local contexts=(${BENCH_CONTEXTS:-8192 16384 32768 65536})
   local steps="${STEPS:-doctor-qwen doctor-8b ttft-8b context graphs ttft-256 ttft-8b-rest}"

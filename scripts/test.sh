@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ape-chat/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-# The default model too: one test checks real answers, which the tiny model
-# cannot give reliably.
+# The default model too: three tests check real answers, which the tiny
+# model cannot give reliably.
 scripts/setup.sh
 # Lint components, and the documentation the real-documents eval's
 # smoke slice answers from: a minimal rustup profile has none of them.

@@ -639,7 +639,7 @@ fn first_run_writes_a_commented_config() {
         .all(|l| l.starts_with('#')));
 }
 
-/// Uses the default model (Qwen2.5-Coder-0.5B): the 135M test model is too
+/// Uses the default model (Qwen2.5-Coder-1.5B): the 135M test model is too
 /// small to answer reliably, and this checks the answer itself.
 #[test]
 fn default_model_answers_from_the_right_file_in_ape_and_sequential_mode() {

@@ -18,7 +18,7 @@ pub fn tiny_model_path() -> PathBuf {
     path
 }
 
-/// The default chat model (Qwen2.5-Coder-0.5B), for the tests that check
+/// The default chat model (Qwen2.5-Coder-1.5B), for the tests that check
 /// real answers: the tiny model is too small to answer reliably.
 pub fn default_model_path() -> PathBuf {
     let path = ape_chat::paths::models_dir().join(ape_chat::paths::DEFAULT_MODEL_FILE);

@@ -408,7 +408,7 @@ pub const TEMPLATE: &str = r#"# ape-chat configuration. Precedence: built-in def
 
 # APE attention temperature T and scale S. Unset, a model gets what is
 # calibrated for it; "balanced" may ship its own S per model (0.8 on the
-# default model, with its echo); a value set here wins over both.
+# 0.5B model, with its echo); a value set here wins over both.
 # [APE_CHAT_TEMPERATURE_APE, APE_CHAT_SCALE_APE]
 # temperature_ape = 0.9
 # scale_ape = 0.9
@@ -513,7 +513,7 @@ impl Quality {
     /// `balanced`, for what the user's settings and the model's shipped
     /// `balanced` ones leave unset: APE with the best-ranked chunk echoed
     /// whole before the question. Chosen on the real-documents tune half
-    /// (docs/results.md, Right on real documents) with the default model's S = 0.8:
+    /// (docs/results.md, Right on real documents) with the 0.5B model's S = 0.8:
     /// it answered as many as sequential prefill there at 22× its speed
     /// (on the held-out report half, 8.7 points fewer: docs/results.md),
     /// where the 48-token re-read it replaces lost answers plain APE got
@@ -558,7 +558,7 @@ impl Quality {
     /// set) and, where it differs, the one for a whole-chunk re-read
     /// ([`Self::BALANCED_WHOLE`]). `balanced` is what is set above the
     /// preset: the user's settings over the model's shipped `balanced` ones
-    /// (`FileConfig::balanced`; the default model's sets S = 0.8 for
+    /// (`FileConfig::balanced`; the 0.5B model's sets S = 0.8 for
     /// the echo, measured there). What the user set beats the preset,
     /// field by field, and the preset beats the calibration; `fast` never
     /// re-reads or doubts. A recomputation budget set by the user replaces
@@ -639,7 +639,7 @@ mod tests {
     fn balanced_settings_put_the_users_over_the_models_shipped_ones() {
         let all: BTreeMap<String, Shipped> =
             serde_json::from_str(SHIPPED_JSON).expect("assets/calibrated.json parses");
-        // The default model ships S = 0.8 for `balanced`'s echo; the
+        // The 0.5B model ships S = 0.8 for `balanced`'s echo; the
         // layering holds for any.
         let (id, s) = all.iter().next().expect("a model ships settings");
         let plain = FileConfig::default().for_model(Some(id));

@@ -2,7 +2,7 @@
 //! its f16 K sections quantized to q8_0 (8.5 bits per value) and its f16 V
 //! sections to q6_K (6.56 bits), everything else (cell positions, section
 //! headers, K or V already quantized by the cache type) kept verbatim.
-//! 0.47× the f16 bytes per token on the default model.
+//! 0.47× the f16 bytes per token on the 0.5B model.
 //!
 //! Keys get q8_0 because an error in a key is exponentiated by the softmax;
 //! values are averaged by it, and q6_K's 16-value sub-blocks with their own
